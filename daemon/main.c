@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "events.h"
+#include "filter.h"
+#include "perf.h"
+#include "sink.h"
+#include "tracefs.h"
+#include "util.h"
+
+/* Exit codes, documented in the README and --help. */
+enum {
+        EXIT_OK = 0,
+        EXIT_RUNTIME = 1,
+        EXIT_USAGE = 2,
+        EXIT_CONFIG = 3,
+        EXIT_PRIVILEGE = 4,
+        EXIT_KERNEL = 5,
+};
+
+/* Records this close to now may still be in flight into another CPU's ring: wait for them before merging. */
+#define MERGE_MARGIN_NS 2000000ull
+
+struct daemon {
+        struct config *config;
+        const char *config_path;
+        struct event_table *events;
+        struct perf_session perf;
+        struct engine engine;
+        struct sink *sink;
+        uint32_t *tids; /* threads of watched pids: the kernel filter's common_pid list */
+        size_t n_tids, cap_tids;
+        uint64_t follow_failed;
+};
+
+static void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_error(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("aiotraced: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+static void emit_info(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit_info(struct daemon *d, const char *fmt, ...) {
+        char msg[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        sink_write(d->sink, &(struct entry) { .kind = ENTRY_INFO, .time = now_ns(), .message = msg });
+}
+
+static int add_tid(struct daemon *d, uint32_t tid) {
+        for (size_t i = 0; i < d->n_tids; i++)
+                if (d->tids[i] == tid)
+                        return 0;
+        if (d->n_tids == d->cap_tids) {
+                size_t cap = d->cap_tids ? 2 * d->cap_tids : 64;
+                uint32_t *p = realloc(d->tids, cap * sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
+                d->tids = p;
+                d->cap_tids = cap;
+        }
+        d->tids[d->n_tids++] = tid;
+        return 1;
+}
+
+/* The threads a watched pid has now; those it creates later arrive through sched_process_fork. */
+static int collect_threads(struct daemon *d, pid_t pid) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/task", pid);
+        DIR *dir = opendir(path);
+        if (!dir)
+                return -errno;
+        struct dirent *de;
+        int r = 0;
+        while (r >= 0 && (de = readdir(dir)))
+                if (de->d_name[0] != '.')
+                        r = add_tid(d, (uint32_t) strtoul(de->d_name, NULL, 10));
+        closedir(dir);
+        return r < 0 ? r : 0;
+}
+
+static bool has_pid_watch(const struct config *c) {
+        for (size_t i = 0; i < c->n_watch; i++)
+                if (c->watch[i].kind == WATCH_PID)
+                        return true;
+        return false;
+}
+
+static int apply_filters(struct daemon *d, char *error, size_t error_size) {
+        _cleanup_(freep) char *filter = NULL, *fork_filter = NULL;
+        int r = filter_build(d->config, d->tids, d->n_tids, "common_pid", true, &filter);
+        if (r >= 0 && has_pid_watch(d->config))
+                r = filter_build(d->config, d->tids, d->n_tids, "parent_pid", false, &fork_filter);
+        if (r == -E2BIG) {
+                snprintf(error, error_size, "the kernel filter for %zu watched threads is longer than the %d bytes "
+                         "the kernel takes", d->n_tids, FILTER_MAX);
+                return r;
+        }
+        if (r < 0) {
+                snprintf(error, error_size, "building the filter: %s", strerror(-r));
+                return r;
+        }
+        return perf_session_set_filters(&d->perf, d->events, filter, fork_filter, error, error_size);
+}
+
+static uint32_t tgid_of(uint32_t tid) {
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%u/status", tid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return 0;
+        uint32_t tgid = 0;
+        while (fgets(buf, sizeof(buf), f))
+                if (sscanf(buf, "Tgid: %u", &tgid) == 1)
+                        break;
+        fclose(f);
+        return tgid;
+}
+
+static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
+        struct daemon *d = userdata;
+        uint32_t tgid = tgid_of(child);
+        bool watched = false;
+        for (size_t i = 0; i < d->config->n_watch; i++)
+                if (d->config->watch[i].kind == WATCH_PID && (uint32_t) d->config->watch[i].pid == tgid)
+                        watched = true;
+        if (!watched)
+                return; /* a child process, not a thread, or a thread already gone */
+        if (add_tid(d, child) <= 0)
+                return;
+        char error[512];
+        if (apply_filters(d, error, sizeof(error)) < 0) {
+                d->follow_failed++;
+                emit_info(d, "cannot follow thread %u of pid %u: %s", child, tgid, error);
+                return;
+        }
+        emit_info(d, "following thread %u of pid %u (created by %u)", child, tgid, parent);
+}
+
+static void on_emit(void *userdata, const struct entry *e) {
+        struct daemon *d = userdata;
+        sink_write(d->sink, e);
+}
+
+static void usage(FILE *f) {
+        fprintf(f,
+                "Usage: aiotraced [-c FILE] [-f|--foreground] [--check-config] [--version] [--help]\n"
+                "Trace the Linux native AIO system calls of the processes the config selects.\n\n"
+                "  -c, --config FILE   configuration (default " CONFIG_DEFAULT_PATH ")\n"
+                "  -f, --foreground    trace in the foreground, text to standard output\n"
+                "      --check-config  validate the configuration and exit\n"
+                "      --version       print the version and exit\n"
+                "      --help          print this help and exit\n\n"
+                "Exit status: 0 success, 1 failure while tracing, 2 bad command line, 3 bad configuration,\n"
+                "4 missing privilege, 5 the kernel lacks tracefs or the syscall tracepoints.\n");
+}
+
+static int timer_arm(int fd, uint64_t first_ns, uint64_t interval_ns) {
+        struct itimerspec its = {
+                .it_value = { .tv_sec = (time_t) (first_ns / 1000000000ull), .tv_nsec = (long) (first_ns % 1000000000ull) },
+                .it_interval = { .tv_sec = (time_t) (interval_ns / 1000000000ull),
+                                 .tv_nsec = (long) (interval_ns % 1000000000ull) },
+        };
+        return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static bool drain(struct daemon *d, uint64_t until) {
+        bool held = engine_drain(&d->engine, until);
+        sink_flush(d->sink);
+        return held;
+}
+
+static int run(struct daemon *d) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        _cleanup_(closep) int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        _cleanup_(closep) int tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        _cleanup_(closep) int holdback = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        _cleanup_(closep) int ep = epoll_create1(EPOLL_CLOEXEC);
+        if (sfd < 0 || tick < 0 || holdback < 0 || ep < 0) {
+                log_error("setting up the event loop: %m");
+                return EXIT_RUNTIME;
+        }
+        uint64_t interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
+        if (timer_arm(tick, interval, interval) < 0) {
+                log_error("timerfd: %m");
+                return EXIT_RUNTIME;
+        }
+        /* epoll data: -1 signals, -2 tick, -3 holdback, i >= 0 the ring of CPU index i */
+        struct epoll_event ev = { .events = EPOLLIN };
+        ev.data.u64 = (uint64_t) -1;
+        epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+        ev.data.u64 = (uint64_t) -2;
+        epoll_ctl(ep, EPOLL_CTL_ADD, tick, &ev);
+        ev.data.u64 = (uint64_t) -3;
+        epoll_ctl(ep, EPOLL_CTL_ADD, holdback, &ev);
+        for (size_t i = 0; i < d->perf.n_cpus; i++) {
+                ev.data.u64 = i;
+                if (epoll_ctl(ep, EPOLL_CTL_ADD, d->perf.cpus[i].fds[0], &ev) < 0) {
+                        log_error("epoll_ctl: %m");
+                        return EXIT_RUNTIME;
+                }
+        }
+
+        bool holdback_armed = false;
+        for (;;) {
+                struct epoll_event events[64];
+                int n = epoll_wait(ep, events, (int) ELEMENTSOF(events), -1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        log_error("epoll_wait: %m");
+                        return EXIT_RUNTIME;
+                }
+                bool stop = false, wake = false;
+                for (int i = 0; i < n; i++) {
+                        uint64_t which = events[i].data.u64, junk;
+                        if (which == (uint64_t) -1) {
+                                struct signalfd_siginfo si;
+                                while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                                        if (si.ssi_signo == SIGHUP)
+                                                emit_info(d, "SIGHUP: reloading is not supported by this version; "
+                                                             "configuration unchanged");
+                                        else
+                                                stop = true;
+                                }
+                        } else if (which == (uint64_t) -2 || which == (uint64_t) -3) {
+                                while (read(which == (uint64_t) -2 ? tick : holdback, &junk, sizeof(junk)) > 0)
+                                        ;
+                                if (which == (uint64_t) -3)
+                                        holdback_armed = false;
+                                wake = true;
+                        } else
+                                wake = true;
+                }
+                if (stop)
+                        break;
+                if (wake && drain(d, now_ns() - MERGE_MARGIN_NS) && !holdback_armed) {
+                        /* come back for what was too recent to order, without waiting for the tick */
+                        if (timer_arm(holdback, MERGE_MARGIN_NS + 500000ull, 0) == 0)
+                                holdback_armed = true;
+                }
+        }
+
+        /* Stop the kernel writing, then take everything the rings still hold. */
+        perf_session_enable(&d->perf, 0);
+        drain(d, UINT64_MAX);
+        return EXIT_OK;
+}
+
+static void format_started(struct daemon *d, char *buf, size_t size) {
+        time_t t = time(NULL);
+        char when[64];
+        struct tm tm;
+        strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime_r(&t, &tm));
+        size_t n = (size_t) snprintf(buf, size, "tracking aio starts at %s: %zu CPUs, watching ", when,
+                                     d->perf.n_cpus);
+        if (d->config->n_watch == 0)
+                snprintf(buf + n, size - n, "every process");
+        for (size_t i = 0; i < d->config->n_watch && n < size; i++) {
+                const struct watch *w = &d->config->watch[i];
+                if (w->kind == WATCH_PID)
+                        n += (size_t) snprintf(buf + n, size - n, "%spid %d", i ? ", " : "", w->pid);
+                else
+                        n += (size_t) snprintf(buf + n, size - n, "%scomm %s \"%s\"", i ? ", " : "",
+                                               w->kind == WATCH_COMM ? "==" : "~", w->comm);
+        }
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "foreground", no_argument, NULL, 'f' },
+                { "check-config", no_argument, NULL, 'C' },
+                { "version", no_argument, NULL, 'V' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct daemon d = { .config_path = CONFIG_DEFAULT_PATH };
+        bool check_only = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "c:f", options, NULL)) != -1)
+                switch (c) {
+                case 'c':
+                        d.config_path = optarg;
+                        break;
+                case 'f':
+                        break; /* the only mode of this version: standard output */
+                case 'C':
+                        check_only = true;
+                        break;
+                case 'V':
+                        printf("aiotraced %s\n", PACKAGE_VERSION);
+                        return EXIT_OK;
+                case 'h':
+                        usage(stdout);
+                        return EXIT_OK;
+                default:
+                        usage(stderr);
+                        return EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("unexpected argument '%s'", argv[optind]);
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+
+        char error[4096];
+        int r = config_load(d.config_path, &d.config, error, sizeof(error));
+        if (r < 0) {
+                log_error("%s", error);
+                return EXIT_CONFIG;
+        }
+        if (check_only) {
+                printf("%s: ok\n", d.config_path);
+                config_free(d.config);
+                return EXIT_OK;
+        }
+
+        int status = EXIT_RUNTIME;
+        char tracefs[4096];
+        int *cpus = NULL;
+        size_t n_cpus = 0;
+
+        r = tracefs_find("/proc/self/mounts", true, tracefs, sizeof(tracefs));
+        if (r < 0) {
+                log_error("tracefs is not mounted and could not be mounted at /sys/kernel/tracing: %s%s",
+                          strerror(-r), r == -EPERM ? " (mounting needs root or CAP_SYS_ADMIN)" : "");
+                status = r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
+                goto out;
+        }
+        r = event_table_load(tracefs, has_pid_watch(d.config), &d.events, error, sizeof(error));
+        if (r < 0) {
+                log_error("%s", error);
+                status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
+                goto out;
+        }
+        for (size_t i = 0; i < d.config->n_watch; i++) {
+                const struct watch *w = &d.config->watch[i];
+                if (w->kind != WATCH_PID)
+                        continue;
+                r = collect_threads(&d, w->pid);
+                if (r < 0)
+                        log_error("%s:%u: watched pid %d: %s; it is skipped", d.config_path, w->line, w->pid,
+                                  r == -ENOENT ? "no such process" : strerror(-r));
+        }
+        r = online_cpus(&cpus, &n_cpus);
+        if (r < 0) {
+                log_error("cannot read the online CPUs: %s", strerror(-r));
+                goto out;
+        }
+        r = perf_session_open(&d.perf, d.events, cpus, n_cpus, d.config->ring_pages, error, sizeof(error));
+        if (r < 0) {
+                log_error("%s", error);
+                status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : r == -ENOENT ? EXIT_KERNEL : EXIT_RUNTIME;
+                goto out;
+        }
+        r = apply_filters(&d, error, sizeof(error));
+        if (r < 0) {
+                log_error("%s", error);
+                goto out;
+        }
+        r = sink_fd_new(STDOUT_FILENO, d.config->format, d.config->max_iocbs_per_call, &d.sink);
+        if (r < 0) {
+                log_error("output: %s", strerror(-r));
+                goto out;
+        }
+        struct engine_options eo = {
+                .max_iocbs_per_call = d.config->max_iocbs_per_call,
+                .max_inflight = d.config->max_inflight,
+                .read_memory = true,
+        };
+        struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .userdata = &d };
+        r = engine_init(&d.engine, d.perf.rings, d.perf.n_cpus, d.events, &eo, &cb);
+        if (r < 0) {
+                log_error("engine: %s", strerror(-r));
+                goto out;
+        }
+        r = perf_session_enable(&d.perf, 1);
+        if (r < 0) {
+                log_error("enabling the events: %s", strerror(-r));
+                goto out_engine;
+        }
+        format_started(&d, error, sizeof(error));
+        emit_info(&d, "%s", error);
+        sink_flush(d.sink);
+
+        status = run(&d);
+
+        emit_info(&d, "tracking aio stops");
+        sink_write(d.sink, &(struct entry) { .kind = ENTRY_STATS, .time = now_ns(), .stats = &d.engine.stats });
+        sink_flush(d.sink);
+        if (d.sink->stats.dropped) {
+                char name[16];
+                log_error("%" PRIu64 " entries could not be written: %s", d.sink->stats.dropped,
+                          errno_name(-d.sink->stats.last_error, name));
+        }
+        if (d.follow_failed)
+                log_error("%" PRIu64 " new threads of watched pids could not be followed", d.follow_failed);
+out_engine:
+        engine_done(&d.engine);
+out:
+        sink_free(d.sink);
+        perf_session_close(&d.perf);
+        event_table_free(d.events);
+        free(cpus);
+        free(d.tids);
+        config_free(d.config);
+        return status;
+}

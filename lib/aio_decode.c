@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "aio_decode.h"
+
+#include <linux/aio_abi.h>
+#include <stdio.h>
+
+#include "util.h"
+
+/* Layout checks against the system's own ABI header: the decoder below reads by these offsets. */
+_Static_assert(sizeof(struct iocb) == IOCB_SIZE, "struct iocb size");
+_Static_assert(sizeof(struct io_event) == IO_EVENT_SIZE, "struct io_event size");
+_Static_assert(offsetof(struct iocb, aio_lio_opcode) == 16, "aio_lio_opcode offset");
+_Static_assert(offsetof(struct iocb, aio_buf) == 24, "aio_buf offset");
+_Static_assert(offsetof(struct iocb, aio_flags) == 56, "aio_flags offset");
+_Static_assert(offsetof(struct io_event, res2) == 24, "res2 offset");
+
+void iocb_decode(struct iocb_info *info, const uint8_t raw[static IOCB_SIZE]) {
+        struct iocb cb;
+        memcpy(&cb, raw, sizeof(cb));
+        info->state = MEM_OK;
+        info->data = cb.aio_data;
+        info->key = cb.aio_key;
+        info->rw_flags = cb.aio_rw_flags;
+        info->opcode = cb.aio_lio_opcode;
+        info->reqprio = cb.aio_reqprio;
+        info->fd = cb.aio_fildes;
+        info->buf = cb.aio_buf;
+        info->nbytes = cb.aio_nbytes;
+        info->offset = cb.aio_offset;
+        info->flags = cb.aio_flags;
+        info->resfd = cb.aio_resfd;
+        info->iov_state = MEM_NOT_READ;
+        info->iov_total = 0;
+        info->iov_counted = 0;
+}
+
+void io_event_decode(struct event_info *info, const uint8_t raw[static IO_EVENT_SIZE]) {
+        struct io_event ev;
+        memcpy(&ev, raw, sizeof(ev));
+        info->state = MEM_OK;
+        info->data = ev.data;
+        info->obj = ev.obj;
+        info->res = ev.res;
+        info->res2 = ev.res2;
+}
+
+bool iocb_is_vectored(const struct iocb_info *info) {
+        return info->opcode == IOCB_CMD_PREADV || info->opcode == IOCB_CMD_PWRITEV;
+}
+
+const char *iocb_opcode_name(uint16_t opcode) {
+        switch (opcode) {
+        case IOCB_CMD_PREAD:
+                return "pread";
+        case IOCB_CMD_PWRITE:
+                return "pwrite";
+        case IOCB_CMD_FSYNC:
+                return "fsync";
+        case IOCB_CMD_FDSYNC:
+                return "fdsync";
+        case 5: /* IOCB_CMD_POLL, 4.18 */
+                return "poll";
+        case IOCB_CMD_NOOP:
+                return "noop";
+        case IOCB_CMD_PREADV:
+                return "preadv";
+        case IOCB_CMD_PWRITEV:
+                return "pwritev";
+        default:
+                return NULL;
+        }
+}
+
+struct flag_name {
+        uint32_t bit;
+        const char *name;
+};
+
+/* Kernel ABI values, spelled out so older userspace headers still name what newer kernels accept. */
+static const struct flag_name rwf_names[] = {
+        { 0x01, "RWF_HIPRI" },  { 0x02, "RWF_DSYNC" },    { 0x04, "RWF_SYNC" },       { 0x08, "RWF_NOWAIT" },
+        { 0x10, "RWF_APPEND" }, { 0x20, "RWF_NOAPPEND" }, { 0x40, "RWF_ATOMIC" },     { 0x80, "RWF_DONTCACHE" },
+};
+
+static const struct flag_name iocb_flag_names[] = {
+        { 0x01, "IOCB_FLAG_RESFD" },
+        { 0x02, "IOCB_FLAG_IOPRIO" },
+};
+
+static void format_flags(struct outbuf *b, uint32_t flags, const struct flag_name *names, size_t n) {
+        bool first = true;
+        for (size_t i = 0; i < n; i++)
+                if (flags & names[i].bit) {
+                        if (!first)
+                                outbuf_putc(b, '|');
+                        outbuf_puts(b, names[i].name);
+                        flags &= ~names[i].bit;
+                        first = false;
+                }
+        if (flags || first) {
+                if (!first)
+                        outbuf_putc(b, '|');
+                outbuf_hex(b, flags);
+        }
+}
+
+void format_rw_flags(struct outbuf *b, uint32_t flags) {
+        format_flags(b, flags, rwf_names, ELEMENTSOF(rwf_names));
+}
+
+void format_iocb_flags(struct outbuf *b, uint32_t flags) {
+        format_flags(b, flags, iocb_flag_names, ELEMENTSOF(iocb_flag_names));
+}
+
+const char *errno_name(int err, char buf[static 16]) {
+        const char *n = err > 0 ? strerrorname_np(err) : NULL;
+        if (n)
+                return n;
+        snprintf(buf, 16, "E%d", err);
+        return buf;
+}
+
+void format_result(struct outbuf *b, int64_t res) {
+        outbuf_s64(b, res);
+        if (res < 0 && res >= -4095) {
+                char tmp[16];
+                outbuf_puts(b, " (");
+                outbuf_puts(b, errno_name((int) -res, tmp));
+                outbuf_putc(b, ')');
+        }
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outbuf.h"
+#include "remote.h"
+
+/* Sizes of the user ABI structures (linux/aio_abi.h, x86_64 and every 64-bit ABI). */
+#define IOCB_SIZE 64u
+#define IO_EVENT_SIZE 32u
+#define IOVEC_SIZE 16u
+
+struct iocb_info {
+        uint64_t addr;          /* the iocb pointer, as read from iocbpp[] (or passed to io_cancel) */
+        enum mem_state addr_state; /* of the pointer itself */
+        enum mem_state state;   /* of the iocb it points to */
+        uint64_t data;
+        uint32_t key;
+        int32_t rw_flags;
+        uint16_t opcode;
+        int16_t reqprio;
+        uint32_t fd;
+        uint64_t buf;
+        uint64_t nbytes;
+        int64_t offset;
+        uint32_t flags;
+        uint32_t resfd;
+        /* preadv/pwritev: buf is an iovec array of nbytes entries */
+        enum mem_state iov_state;
+        uint64_t iov_total;
+        uint32_t iov_counted; /* how many of the nbytes iovecs were summed */
+};
+
+struct event_info {
+        uint64_t addr; /* where this io_event sits in the caller's array */
+        enum mem_state state;
+        uint64_t data;
+        uint64_t obj;
+        int64_t res;
+        int64_t res2;
+        int32_t fd;           /* from the submit this completes; -1 when it was not seen */
+        bool data_mismatch;   /* data differs from the aio_data seen at submit: stale */
+        uint64_t expected_data;
+};
+
+void iocb_decode(struct iocb_info *info, const uint8_t raw[static IOCB_SIZE]);
+void io_event_decode(struct event_info *info, const uint8_t raw[static IO_EVENT_SIZE]);
+bool iocb_is_vectored(const struct iocb_info *info);
+
+/* "pread", ...; NULL for an opcode the kernel does not know */
+const char *iocb_opcode_name(uint16_t opcode);
+void format_rw_flags(struct outbuf *b, uint32_t flags);
+void format_iocb_flags(struct outbuf *b, uint32_t flags);
+/* "-5 (EIO)" for negative results, "4096" otherwise */
+void format_result(struct outbuf *b, int64_t res);

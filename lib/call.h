@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aio_decode.h"
+#include "events.h"
+#include "inflight.h"
+#include "remote.h"
+
+/* One system call, enter and exit paired, with what was read of the caller's memory.  The arrays belong to the
+ * engine and are reused for the next call: a sink copies what it keeps. */
+struct aio_call {
+        enum aio_syscall syscall;
+        uint32_t pid;
+        uint32_t tid;
+        const char *comm;
+        uint64_t enter_time;
+        uint64_t exit_time;
+        uint32_t enter_cpu;
+        uint32_t exit_cpu;
+        bool enter_seen; /* false: the exit of a call that began before tracing did */
+        uint64_t args[AIO_ARGS_MAX];
+        int64_t ret;
+
+        /* io_submit: iocbs; io_getevents/io_pgetevents: events; each with its own state */
+        enum mem_state array_state; /* of iocbpp[] or events[] as a whole, when it could not be read at all */
+        uint64_t n_wanted;          /* how many the call's result says there are */
+        unsigned n_items;           /* how many were read (bounded by max_iocbs_per_call) */
+        struct iocb_info *iocbs;
+        struct event_info *events;
+
+        /* io_setup: the context written to *ctxp; io_getevents/io_pgetevents: the timeout */
+        enum mem_state aux_state;
+        uint64_t aux[2];
+        /* io_cancel: the iocb named */
+        struct iocb_info cancel_iocb;
+};
+
+/* Counters a tracer reports: nothing is dropped or doubted without being counted here. */
+struct trace_stats {
+        uint64_t records;        /* every record read from the rings */
+        uint64_t samples;
+        uint64_t calls;          /* exits paired (or not) and decoded */
+        uint64_t lost;           /* records the kernel dropped: PERF_RECORD_LOST */
+        uint64_t stale;          /* values read but not trusted */
+        uint64_t unreadable;     /* values the memory reader could not read */
+        uint64_t truncated;      /* iocbs/events beyond max_iocbs_per_call */
+        uint64_t unpaired_exit;  /* exit with no enter (call began before tracing or enter lost) */
+        uint64_t unpaired_enter; /* enter never followed by its exit */
+        uint64_t unmatched;      /* completions of iocbs never seen submitted */
+        uint64_t inflight_full;  /* submits not tracked because the in-flight table was full */
+        uint64_t bad_records;    /* malformed records skipped */
+        uint64_t bad_bytes;      /* ring bytes skipped after a malformed record */
+        uint64_t foreign;        /* samples of events that are not ours */
+        uint64_t remote_reads;   /* process_vm_readv calls made */
+};
+
+struct call_ctx {
+        unsigned max_iocbs;
+        struct inflight_table *inflight;
+        struct trace_stats *stats;
+        /* scratch, sized max_iocbs, reused for every call */
+        struct iocb_info *iocbs;
+        struct event_info *events;
+        uint8_t *raw;              /* max_iocbs * IOCB_SIZE */
+        uint64_t *ptrs;            /* max_iocbs */
+        struct remote_chunk *chunks; /* max_iocbs + 1 */
+        unsigned *owner;             /* chunk -> item, max(max_iocbs, CALL_IOV_BUDGET) */
+        uint8_t *iov_raw;            /* CALL_IOV_BUDGET iovecs */
+};
+
+#define CALL_IOV_BUDGET 1024u /* iovecs summed per call (UIO_MAXIOV) */
+
+int call_ctx_init(struct call_ctx *c, unsigned max_iocbs, struct inflight_table *inflight, struct trace_stats *stats);
+void call_ctx_done(struct call_ctx *c);
+
+/* One handler per syscall family, as rasdaemon keeps one per event kind: it reads what the call left in the
+ * caller's memory and updates the in-flight table. */
+struct call_handler {
+        void (*augment)(struct call_ctx *c, struct aio_call *call);
+};
+
+extern const struct call_handler handler_context; /* io_setup, io_destroy */
+extern const struct call_handler handler_submit;
+extern const struct call_handler handler_cancel;
+extern const struct call_handler handler_getevents; /* io_getevents, io_pgetevents */
+
+const struct call_handler *call_handler_for(enum aio_syscall s);
+
+/* After reading, the engine looks at the rings once more: a thread that has already made a later call may have
+ * changed the memory before it was read, so nothing read for this call is trusted. */
+void call_mark_stale(struct call_ctx *c, struct aio_call *call);
+/* Record what a completed submit said, once the values are known to be trusted. */
+void call_commit(struct call_ctx *c, struct aio_call *call);

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <libconfig.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define RING_PAGES_MAX 65536u
+#define MAX_IOCBS_MAX 65536u
+#define PID_MAX_LIMIT 4194304 /* PID_MAX_LIMIT on 64-bit */
+
+struct parse {
+        const char *path;
+        char *error;
+        size_t error_size;
+};
+
+static int fail(const struct parse *p, const config_setting_t *s, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int fail(const struct parse *p, const config_setting_t *s, const char *fmt, ...) {
+        int n;
+        const char *file = s && config_setting_source_file(s) ? config_setting_source_file(s) : p->path;
+        unsigned line = s ? config_setting_source_line(s) : 0;
+        if (line)
+                n = snprintf(p->error, p->error_size, "%s:%u: ", file, line);
+        else
+                n = snprintf(p->error, p->error_size, "%s: ", file);
+        if (n >= 0 && (size_t) n < p->error_size) {
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(p->error + n, p->error_size - (size_t) n, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+const char *comm_pattern_problem(const char *s, bool *ret_is_glob) {
+        size_t len = strlen(s);
+        bool glob = false, in_class = false;
+        if (len == 0)
+                return "is empty";
+        if (len > GLOB_MAX)
+                return "is longer than 63 characters";
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c < 0x20 || c >= 0x7f)
+                        return "holds a control or non-ASCII character";
+                if (c == '"' || c == '\\')
+                        return "holds a quote or backslash, which the kernel's filter cannot take";
+                if (c == '*' || c == '?')
+                        glob = true;
+                else if (c == '[') {
+                        if (in_class)
+                                return "is not a valid glob: '[' inside a [...] class";
+                        in_class = glob = true;
+                } else if (c == ']') {
+                        if (!in_class)
+                                return "is not a valid glob: ']' without '['";
+                        in_class = false;
+                }
+        }
+        if (in_class)
+                return "is not a valid glob: '[' is never closed";
+        if (!glob && len > COMM_MAX)
+                return "is longer than 15 characters and can never match: the kernel keeps only 15";
+        *ret_is_glob = glob;
+        return NULL;
+}
+
+static int get_uint(const struct parse *p, const config_setting_t *s, unsigned min, unsigned max, bool pow2,
+                    unsigned *ret) {
+        int type = config_setting_type(s);
+        if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+                return fail(p, s, "%s must be an integer", config_setting_name(s));
+        long long v = config_setting_get_int64(s);
+        if (v < (long long) min || v > (long long) max)
+                return fail(p, s, "%s = %lld is out of range (%u to %u)", config_setting_name(s), v, min, max);
+        if (pow2 && (v & (v - 1)) != 0)
+                return fail(p, s, "%s = %lld must be a power of two", config_setting_name(s), v);
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static int parse_watch_entry(const struct parse *p, const config_setting_t *g, struct watch *w) {
+        if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+                return fail(p, g, "each watch entry must be a group such as { comm = \"name\"; }");
+        *w = (struct watch) { .line = config_setting_source_line(g) };
+        bool have = false;
+        for (int i = 0; i < config_setting_length(g); i++) {
+                const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
+                const char *name = config_setting_name(s);
+                if (have)
+                        return fail(p, s, "a watch entry takes one of comm or pid, not both");
+                have = true;
+                if (strcmp(name, "comm") == 0) {
+                        if (config_setting_type(s) != CONFIG_TYPE_STRING)
+                                return fail(p, s, "comm must be a string");
+                        const char *v = config_setting_get_string(s);
+                        bool glob;
+                        const char *why = comm_pattern_problem(v, &glob);
+                        if (why)
+                                return fail(p, s, "comm \"%s\" %s", v, why);
+                        w->kind = glob ? WATCH_COMM_GLOB : WATCH_COMM;
+                        snprintf(w->comm, sizeof(w->comm), "%s", v);
+                } else if (strcmp(name, "pid") == 0) {
+                        unsigned pid;
+                        int r = get_uint(p, s, 1, PID_MAX_LIMIT, false, &pid);
+                        if (r < 0)
+                                return r;
+                        w->kind = WATCH_PID;
+                        w->pid = (pid_t) pid;
+                } else
+                        return fail(p, s, "unknown key '%s' in a watch entry (known: comm, pid)", name);
+        }
+        if (!have)
+                return fail(p, g, "empty watch entry: give comm or pid");
+        return 0;
+}
+
+static int parse_watch(const struct parse *p, const config_setting_t *s, struct config *c) {
+        int type = config_setting_type(s);
+        if (type != CONFIG_TYPE_LIST && type != CONFIG_TYPE_ARRAY)
+                return fail(p, s, "watch must be a list: watch = ( { comm = \"name\"; }, { pid = 123; } );");
+        int n = config_setting_length(s);
+        if (n == 0)
+                return 0;
+        c->watch = calloc((size_t) n, sizeof(*c->watch));
+        if (!c->watch)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                int r = parse_watch_entry(p, config_setting_get_elem(s, (unsigned) i), &c->watch[i]);
+                if (r < 0)
+                        return r;
+                c->n_watch++;
+        }
+        return 0;
+}
+
+static int parse_output(const struct parse *p, const config_setting_t *g, struct config *c) {
+        if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+                return fail(p, g, "output must be a group: output = { sink = \"stdout\"; format = \"text\"; };");
+        for (int i = 0; i < config_setting_length(g); i++) {
+                const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
+                const char *name = config_setting_name(s);
+                const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
+                if (strcmp(name, "sink") == 0) {
+                        if (!v)
+                                return fail(p, s, "output.sink must be a string");
+                        if (strcmp(v, "stdout") != 0)
+                                return fail(p, s, "output.sink \"%s\" is not available in this version (known: stdout)", v);
+                } else if (strcmp(name, "format") == 0) {
+                        if (!v)
+                                return fail(p, s, "output.format must be a string");
+                        if (strcmp(v, "text") != 0)
+                                return fail(p, s, "output.format \"%s\" is not available in this version (known: text)", v);
+                        c->format = OUTPUT_TEXT;
+                } else
+                        return fail(p, s, "unknown key 'output.%s' (known: sink, format)", name);
+        }
+        return 0;
+}
+
+int config_load(const char *path, struct config **ret, char *error, size_t error_size) {
+        char dummy[1];
+        struct parse p = { .path = path, .error = error ? error : dummy, .error_size = error ? error_size : 1 };
+        _cleanup_(config_freep) struct config *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        *c = (struct config) {
+                .ring_pages = 64,
+                .max_iocbs_per_call = 256,
+                .drain_interval_ms = 100,
+                .max_inflight = 65536,
+                .format = OUTPUT_TEXT,
+        };
+
+        FILE *f = fopen(path, "re");
+        if (!f) {
+                int r = -errno;
+                snprintf(p.error, p.error_size, "%s: cannot open: %s", path, strerror(-r));
+                return r;
+        }
+        config_t cfg;
+        config_init(&cfg);
+        int r = 0;
+        if (config_read(&cfg, f) != CONFIG_TRUE) {
+                const char *file = config_error_file(&cfg) ? config_error_file(&cfg) : path;
+                if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
+                        snprintf(p.error, p.error_size, "%s: cannot read: %s", file, strerror(errno));
+                else
+                        snprintf(p.error, p.error_size, "%s:%d: %s", file, config_error_line(&cfg),
+                                 config_error_text(&cfg));
+                r = -EINVAL;
+                goto out;
+        }
+        const config_setting_t *root = config_root_setting(&cfg);
+        for (int i = 0; r >= 0 && i < config_setting_length(root); i++) {
+                const config_setting_t *s = config_setting_get_elem(root, (unsigned) i);
+                const char *name = config_setting_name(s);
+                if (strcmp(name, "watch") == 0)
+                        r = parse_watch(&p, s, c);
+                else if (strcmp(name, "ring_pages") == 0)
+                        r = get_uint(&p, s, 1, RING_PAGES_MAX, true, &c->ring_pages);
+                else if (strcmp(name, "max_iocbs_per_call") == 0)
+                        r = get_uint(&p, s, 1, MAX_IOCBS_MAX, false, &c->max_iocbs_per_call);
+                else if (strcmp(name, "drain_interval_ms") == 0)
+                        r = get_uint(&p, s, 1, 60000, false, &c->drain_interval_ms);
+                else if (strcmp(name, "max_inflight") == 0)
+                        r = get_uint(&p, s, 16, 16u << 20, false, &c->max_inflight);
+                else if (strcmp(name, "output") == 0)
+                        r = parse_output(&p, s, c);
+                else
+                        r = fail(&p, s,
+                                 "unknown key '%s' (known: watch, ring_pages, max_iocbs_per_call, drain_interval_ms, "
+                                 "max_inflight, output)",
+                                 name);
+        }
+out:
+        config_destroy(&cfg);
+        fclose(f);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+void config_free(struct config *c) {
+        if (!c)
+                return;
+        free(c->watch);
+        free(c);
+}
+
+void config_freep(struct config **c) {
+        config_free(*c);
+}

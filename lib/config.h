@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONFIG_DEFAULT_PATH SYSCONFDIR "/aiotraced/aiotraced.conf"
+#define COMM_MAX 15 /* TASK_COMM_LEN - 1: what the kernel keeps of a command name */
+#define GLOB_MAX 63
+
+enum watch_kind {
+        WATCH_COMM,      /* comm == "x" */
+        WATCH_COMM_GLOB, /* comm ~ "x*" */
+        WATCH_PID,       /* every thread of a process */
+};
+
+struct watch {
+        enum watch_kind kind;
+        char comm[GLOB_MAX + 1];
+        pid_t pid;
+        unsigned line;
+};
+
+enum output_format {
+        OUTPUT_TEXT,
+};
+
+struct config {
+        struct watch *watch;
+        size_t n_watch; /* 0: every process */
+        unsigned ring_pages;
+        unsigned max_iocbs_per_call;
+        unsigned drain_interval_ms;
+        unsigned max_inflight;
+        enum output_format format;
+};
+
+/* On failure error holds "FILE:LINE: what is wrong" (or "FILE: ..." when no line applies). */
+int config_load(const char *path, struct config **ret, char *error, size_t error_size);
+void config_free(struct config *c);
+void config_freep(struct config **c);
+
+/* Check a comm pattern as the kernel's filter will take it; NULL when fine, else why not. */
+const char *comm_pattern_problem(const char *s, bool *ret_is_glob);

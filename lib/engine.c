@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const struct event_table *events,
+                const struct engine_options *opt, const struct engine_callbacks *cb) {
+        *e = (struct engine) {
+                .rings = rings,
+                .n_rings = n_rings,
+                .events = events,
+                .cb = *cb,
+                .opt = *opt,
+        };
+        if (!e->opt.proc_root)
+                e->opt.proc_root = "/proc";
+        e->cursors = calloc(n_rings ? n_rings : 1, sizeof(*e->cursors));
+        e->lost_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_per_ring));
+        if (!e->cursors || !e->lost_per_ring)
+                goto fail;
+        if (thread_table_init(&e->threads, 1024) < 0)
+                goto fail;
+        if (inflight_table_init(&e->inflight, opt->max_inflight) < 0)
+                goto fail;
+        if (call_ctx_init(&e->cctx, opt->max_iocbs_per_call, &e->inflight, &e->stats) < 0)
+                goto fail;
+        return 0;
+fail:
+        engine_done(e);
+        return -ENOMEM;
+}
+
+void engine_done(struct engine *e) {
+        call_ctx_done(&e->cctx);
+        inflight_table_done(&e->inflight);
+        thread_table_done(&e->threads);
+        free(e->cursors);
+        free(e->lost_per_ring);
+        e->cursors = NULL;
+        e->lost_per_ring = NULL;
+}
+
+static void read_comm(const struct engine *e, struct thread *th) {
+        char path[64];
+        /* /proc/TID works for any thread, listed or not, so the pid is not needed yet */
+        snprintf(path, sizeof(path), "%s/%u/comm", e->opt.proc_root, th->tid);
+        th->comm_known = true;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, th->comm, sizeof(th->comm) - 1) : -1;
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0) {
+                /* gone before its first record was indexed: say so rather than guess */
+                snprintf(th->comm, sizeof(th->comm), "?");
+                return;
+        }
+        th->comm[n] = 0;
+        th->comm[strcspn(th->comm, "\n")] = 0;
+}
+
+static void note_record(void *userdata, uint32_t tid, uint64_t time) {
+        struct engine *e = userdata;
+        struct thread *th = thread_get(&e->threads, tid);
+        if (!th)
+                return;
+        if (time > th->newest_seen)
+                th->newest_seen = time;
+        /* as early as possible: a short-lived thread may be gone by the time its records are processed */
+        if (!th->comm_known)
+                read_comm(e, th);
+}
+
+/* Index what has arrived since the last look: the newest record per thread. */
+static void rescan(struct engine *e) {
+        for (size_t i = 0; i < e->n_rings; i++) {
+                ring_refresh(&e->rings[i]);
+                ring_scan(&e->rings[i], note_record, e);
+        }
+}
+
+static void emit(struct engine *e, const struct entry *en) {
+        if (e->cb.emit)
+                e->cb.emit(e->cb.userdata, en);
+}
+
+static void handle_enter(struct engine *e, const struct sample *s, const struct event_desc *d) {
+        struct thread *th = thread_get(&e->threads, s->tid);
+        if (!th)
+                return;
+        if (th->enter)
+                e->stats.unpaired_enter++; /* its exit never came: lost, or the thread died in the call */
+        th->pid = s->pid;
+        th->enter = d;
+        th->enter_time = s->time;
+        th->enter_cpu = s->cpu;
+        for (unsigned i = 0; i < d->n_args; i++)
+                th->args[i] = load_field(s->raw, s->raw_size, d->args[i].offset, d->args[i].size);
+}
+
+static int64_t sign_extend(uint64_t v, unsigned size) {
+        if (size >= 8)
+                return (int64_t) v;
+        unsigned shift = 64 - 8 * size;
+        return (int64_t) (v << shift) >> shift;
+}
+
+static void handle_exit(struct engine *e, const struct sample *s, const struct event_desc *d) {
+        struct thread *th = thread_get(&e->threads, s->tid);
+        if (!th)
+                return;
+        th->pid = s->pid;
+        if (!th->comm_known)
+                read_comm(e, th);
+
+        struct aio_call *call = &e->call;
+        *call = (struct aio_call) {
+                .syscall = d->syscall,
+                .pid = s->pid,
+                .tid = s->tid,
+                .exit_time = s->time,
+                .exit_cpu = s->cpu,
+                .ret = sign_extend(load_field(s->raw, s->raw_size, d->args[0].offset, d->args[0].size),
+                                   d->args[0].size),
+                .array_state = MEM_NOT_READ,
+                .aux_state = MEM_NOT_READ,
+        };
+        if (th->enter && th->enter->syscall == d->syscall) {
+                call->enter_seen = true;
+                call->enter_time = th->enter_time;
+                call->enter_cpu = th->enter_cpu;
+                memcpy(call->args, th->args, sizeof(call->args));
+        } else {
+                if (th->enter)
+                        e->stats.unpaired_enter++;
+                e->stats.unpaired_exit++;
+        }
+        th->enter = NULL;
+        char comm[sizeof(th->comm)];
+        memcpy(comm, th->comm, sizeof(comm));
+        call->comm = comm;
+
+        const struct call_handler *h = call_handler_for(d->syscall);
+        if (e->opt.read_memory && h) {
+                h->augment(&e->cctx, call);
+                /* The thread may have reused the memory once it returned; if the rings already hold a later
+                 * record of it, what was read cannot be vouched for. */
+                rescan(e);
+                const struct thread *now = thread_find(&e->threads, s->tid);
+                if (now && now->newest_seen > s->time)
+                        call_mark_stale(&e->cctx, call);
+                call_commit(&e->cctx, call);
+        }
+        e->stats.calls++;
+        emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
+}
+
+static void handle_sample(struct engine *e, const struct perf_event_header *h) {
+        struct sample s;
+        if (sample_parse(h, &s) < 0) {
+                e->stats.bad_records++;
+                return;
+        }
+        e->stats.samples++;
+        const struct event_desc *d = event_table_lookup(e->events, s.raw, s.raw_size);
+        if (!d) {
+                e->stats.foreign++;
+                return;
+        }
+        switch (d->kind) {
+        case EVENT_SYS_ENTER:
+                handle_enter(e, &s, d);
+                break;
+        case EVENT_SYS_EXIT:
+                handle_exit(e, &s, d);
+                break;
+        case EVENT_FORK:
+                if (e->cb.fork)
+                        e->cb.fork(e->cb.userdata,
+                                   (uint32_t) load_field(s.raw, s.raw_size, d->args[0].offset, d->args[0].size),
+                                   (uint32_t) load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size));
+                break;
+        }
+}
+
+static void handle_record(struct engine *e, size_t ring, const struct perf_event_header *h) {
+        e->stats.records++;
+        switch (h->type) {
+        case PERF_RECORD_SAMPLE:
+                handle_sample(e, h);
+                break;
+        case PERF_RECORD_LOST: {
+                struct lost_record l;
+                if (lost_parse(h, &l) < 0) {
+                        e->stats.bad_records++;
+                        break;
+                }
+                e->stats.lost += l.lost;
+                e->lost_per_ring[ring] += l.lost;
+                emit(e, &(struct entry) {
+                        .kind = ENTRY_LOST, .time = l.time, .cpu = (uint32_t) e->rings[ring].cpu, .lost = l.lost });
+                break;
+        }
+        default:
+                break; /* throttling and the like: nothing of the trace */
+        }
+}
+
+/* Peek the next record of ring i into its cursor; false when the ring has none before its snapshot head. */
+static bool cursor_fill(struct engine *e, size_t i) {
+        struct ring_cursor *c = &e->cursors[i];
+        if (c->h)
+                return true;
+        for (;;) {
+                const struct perf_event_header *h;
+                int r = ring_peek(&e->rings[i], &h);
+                if (r == 0)
+                        return false;
+                if (r < 0) {
+                        e->stats.bad_records++;
+                        e->stats.bad_bytes += ring_skip_to_head(&e->rings[i]);
+                        return false;
+                }
+                uint64_t t;
+                if (!record_time(h, &t))
+                        t = 0; /* no time to order it by: process it at once */
+                c->h = h;
+                c->time = t;
+                return true;
+        }
+}
+
+bool engine_drain(struct engine *e, uint64_t until) {
+        bool held = false;
+        rescan(e);
+        for (;;) {
+                size_t best = SIZE_MAX;
+                uint64_t best_time = UINT64_MAX;
+                for (size_t i = 0; i < e->n_rings; i++)
+                        if (cursor_fill(e, i) && (best == SIZE_MAX || e->cursors[i].time < best_time)) {
+                                best = i;
+                                best_time = e->cursors[i].time;
+                        }
+                if (best == SIZE_MAX)
+                        break;
+                if (best_time > until) {
+                        held = true;
+                        break;
+                }
+                const struct perf_event_header *h = e->cursors[best].h;
+                handle_record(e, best, h);
+                ring_advance(&e->rings[best], h);
+                e->cursors[best].h = NULL;
+                if (best_time > e->processed_up_to)
+                        e->processed_up_to = best_time;
+        }
+        for (size_t i = 0; i < e->n_rings; i++)
+                ring_commit(&e->rings[i]);
+        if (e->threads.used * 2 > e->threads.cap)
+                thread_table_sweep(&e->threads, e->processed_up_to);
+        return held;
+}

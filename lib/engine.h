@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "entry.h"
+#include "events.h"
+#include "inflight.h"
+#include "ring.h"
+#include "threads.h"
+
+struct engine_callbacks {
+        void (*emit)(void *userdata, const struct entry *e);
+        /* a watched thread created another (sched_process_fork): the daemon decides whether to follow it */
+        void (*fork)(void *userdata, uint32_t parent_tid, uint32_t child_tid);
+        void *userdata;
+};
+
+struct engine_options {
+        unsigned max_iocbs_per_call;
+        size_t max_inflight;
+        bool read_memory; /* augment calls with process_vm_readv */
+        const char *proc_root; /* "/proc", for reading thread names */
+};
+
+/* The next record of one ring, peeked once and kept until processed. */
+struct ring_cursor {
+        const struct perf_event_header *h;
+        uint64_t time;
+};
+
+/* The one engine: rings merged in time order, records paired per thread, each call handed to its family's
+ * handler, then to the sink.  It owns no file descriptors. */
+struct engine {
+        struct ring *rings;
+        struct ring_cursor *cursors;
+        uint64_t *lost_per_ring;
+        size_t n_rings;
+        const struct event_table *events;
+        struct thread_table threads;
+        struct inflight_table inflight;
+        struct call_ctx cctx;
+        struct trace_stats stats;
+        struct engine_callbacks cb;
+        struct engine_options opt;
+        struct aio_call call;
+        uint64_t processed_up_to;
+};
+
+int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const struct event_table *events,
+                const struct engine_options *opt, const struct engine_callbacks *cb);
+void engine_done(struct engine *e);
+
+/* Process, in time order, every record the rings hold with a time <= until (UINT64_MAX: all of them).
+ * Returns true when records newer than `until` were left for a later drain. */
+bool engine_drain(struct engine *e, uint64_t until);

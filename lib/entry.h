@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "call.h"
+
+/* What the engine hands to a sink.  Pointers are valid only during the emit call. */
+enum entry_kind {
+        ENTRY_CALL,
+        ENTRY_LOST,    /* the kernel dropped records on one CPU */
+        ENTRY_INFO,    /* a line from the daemon: started, stopped, following a thread */
+        ENTRY_STATS,   /* the counters, at exit */
+};
+
+struct entry {
+        enum entry_kind kind;
+        uint64_t time; /* CLOCK_MONOTONIC ns */
+        const struct aio_call *call;
+        uint32_t cpu;
+        uint64_t lost;
+        const char *message;
+        const struct trace_stats *stats;
+};

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "events.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <traceevent/event-parse.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const char *const syscall_names[_AIO_SYSCALL_MAX] = {
+        [AIO_IO_SETUP] = "io_setup",
+        [AIO_IO_DESTROY] = "io_destroy",
+        [AIO_IO_SUBMIT] = "io_submit",
+        [AIO_IO_CANCEL] = "io_cancel",
+        [AIO_IO_GETEVENTS] = "io_getevents",
+        [AIO_IO_PGETEVENTS] = "io_pgetevents",
+};
+
+static const char *const syscall_args[_AIO_SYSCALL_MAX][AIO_ARGS_MAX + 1] = {
+        [AIO_IO_SETUP] = { "nr_events", "ctxp" },
+        [AIO_IO_DESTROY] = { "ctx" },
+        [AIO_IO_SUBMIT] = { "ctx_id", "nr", "iocbpp" },
+        [AIO_IO_CANCEL] = { "ctx_id", "iocb", "result" },
+        [AIO_IO_GETEVENTS] = { "ctx_id", "min_nr", "nr", "events", "timeout" },
+        [AIO_IO_PGETEVENTS] = { "ctx_id", "min_nr", "nr", "events", "timeout", "usig" },
+};
+
+static const char *const exit_args[] = { "ret", NULL };
+static const char *const fork_args[] = { "parent_pid", "child_pid", NULL };
+
+const char *aio_syscall_name(enum aio_syscall s) {
+        return s < _AIO_SYSCALL_MAX ? syscall_names[s] : "?";
+}
+
+const char *const *aio_syscall_arg_names(enum aio_syscall s) {
+        return syscall_args[s];
+}
+
+static int read_file(const char *path, char **ret_buf, size_t *ret_len) {
+        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t cap = 8192, len = 0;
+        _cleanup_(freep) char *buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                if (len == cap) {
+                        char *p = realloc(buf, cap * 2);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        cap *= 2;
+                }
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+static int resolve_field(struct tep_event *ev, const char *name, bool common, struct field_ref *ret) {
+        struct tep_format_field *f = common ? tep_find_common_field(ev, name) : tep_find_field(ev, name);
+        if (!f)
+                return -ENOENT;
+        if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
+                return -EPROTO;
+        *ret = (struct field_ref) { .offset = (unsigned) f->offset, .size = (unsigned) f->size };
+        return 0;
+}
+
+static int load_one(struct event_table *t, const char *dir, const char *system, const char *name, enum event_kind kind,
+                    enum aio_syscall syscall, char *error, size_t error_size) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, system, name);
+        _cleanup_(freep) char *buf = NULL;
+        size_t len = 0;
+        int r = read_file(path, &buf, &len);
+        if (r < 0) {
+                snprintf(error, error_size, "cannot read %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (tep_parse_event(t->tep, buf, len, system) != 0) {
+                snprintf(error, error_size, "cannot parse the event format in %s", path);
+                return -EPROTO;
+        }
+        struct tep_event *ev = tep_find_event_by_name(t->tep, system, name);
+        if (!ev) {
+                snprintf(error, error_size, "%s: event %s:%s not found after parsing", path, system, name);
+                return -EPROTO;
+        }
+
+        struct event_desc *d = &t->events[t->n_events];
+        *d = (struct event_desc) { .tp_id = ev->id, .kind = kind, .syscall = syscall };
+        snprintf(d->system, sizeof(d->system), "%s", system);
+        snprintf(d->name, sizeof(d->name), "%s", name);
+
+        const char *const *names = kind == EVENT_SYS_ENTER ? syscall_args[syscall] :
+                                   kind == EVENT_SYS_EXIT  ? exit_args : fork_args;
+        for (; names[d->n_args]; d->n_args++) {
+                r = resolve_field(ev, names[d->n_args], false, &d->args[d->n_args]);
+                if (r < 0) {
+                        snprintf(error, error_size, "%s: field '%s' %s", path, names[d->n_args],
+                                 r == -ENOENT ? "is missing" : "has an unexpected size");
+                        return r;
+                }
+        }
+        struct field_ref common_type;
+        r = resolve_field(ev, "common_type", true, &common_type);
+        if (r < 0) {
+                snprintf(error, error_size, "%s: no usable common_type field", path);
+                return r;
+        }
+        if (t->n_events > 0 && memcmp(&common_type, &t->common_type, sizeof(common_type)) != 0) {
+                snprintf(error, error_size, "%s: common_type differs from the other events", path);
+                return -EPROTO;
+        }
+        t->common_type = common_type;
+        t->n_events++;
+        return 0;
+}
+
+int event_table_load(const char *tracefs_dir, bool with_fork, struct event_table **ret, char *error, size_t error_size) {
+        char dummy[1];
+        if (!error) {
+                error = dummy;
+                error_size = sizeof(dummy);
+        }
+        struct event_table *t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->tep = tep_alloc();
+        if (!t->tep) {
+                free(t);
+                return -ENOMEM;
+        }
+        int r = 0;
+        for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX && r >= 0; s++) {
+                char name[40];
+                snprintf(name, sizeof(name), "sys_enter_%s", syscall_names[s]);
+                r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_ENTER, s, error, error_size);
+                if (r < 0)
+                        break;
+                snprintf(name, sizeof(name), "sys_exit_%s", syscall_names[s]);
+                r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
+        }
+        if (r >= 0 && with_fork)
+                r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
+        if (r < 0) {
+                event_table_free(t);
+                return r;
+        }
+
+        /* Syscall tracepoint ids are allocated together at boot: a direct table covers them; anything else
+         * (the sched event) is looked up linearly. */
+        t->min_id = t->max_id = t->events[0].tp_id;
+        for (size_t i = 1; i < t->n_events; i++)
+                if (t->events[i].kind != EVENT_FORK) {
+                        t->min_id = MIN(t->min_id, t->events[i].tp_id);
+                        t->max_id = MAX(t->max_id, t->events[i].tp_id);
+                }
+        if (t->max_id - t->min_id >= (int) ELEMENTSOF(t->by_id))
+                t->max_id = t->min_id - 1;
+        memset(t->by_id, -1, sizeof(t->by_id));
+        for (size_t i = 0; i < t->n_events; i++) {
+                int id = t->events[i].tp_id;
+                if (id >= t->min_id && id <= t->max_id)
+                        t->by_id[id - t->min_id] = (int8_t) i;
+        }
+        *ret = t;
+        return 0;
+}
+
+void event_table_free(struct event_table *t) {
+        if (!t)
+                return;
+        tep_free(t->tep);
+        free(t);
+}
+
+const struct event_desc *event_table_lookup(const struct event_table *t, const uint8_t *raw, size_t raw_size) {
+        if (raw_size < t->common_type.offset + t->common_type.size)
+                return NULL;
+        int id = (int) load_field(raw, raw_size, t->common_type.offset, t->common_type.size);
+        if (id >= t->min_id && id <= t->max_id) {
+                int8_t i = t->by_id[id - t->min_id];
+                if (i >= 0)
+                        return &t->events[i];
+        }
+        for (size_t i = 0; i < t->n_events; i++)
+                if (t->events[i].tp_id == id)
+                        return &t->events[i];
+        return NULL;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum aio_syscall {
+        AIO_IO_SETUP,
+        AIO_IO_DESTROY,
+        AIO_IO_SUBMIT,
+        AIO_IO_CANCEL,
+        AIO_IO_GETEVENTS,
+        AIO_IO_PGETEVENTS,
+        _AIO_SYSCALL_MAX,
+};
+
+#define AIO_ARGS_MAX 6
+
+const char *aio_syscall_name(enum aio_syscall s);
+/* Argument names, as the tracepoint format calls them, in syscall order; NULL-terminated. */
+const char *const *aio_syscall_arg_names(enum aio_syscall s);
+
+enum event_kind {
+        EVENT_SYS_ENTER,
+        EVENT_SYS_EXIT,
+        EVENT_FORK, /* sched:sched_process_fork, to follow the threads of watched pids */
+};
+
+struct field_ref {
+        unsigned offset;
+        unsigned size;
+};
+
+/* One tracepoint, its fields resolved once from the format. */
+struct event_desc {
+        char system[16];
+        char name[40];
+        int tp_id;
+        enum event_kind kind;
+        enum aio_syscall syscall;
+        unsigned n_args;
+        struct field_ref args[AIO_ARGS_MAX]; /* enter: the arguments; exit: args[0] is ret; fork: parent, child */
+};
+
+#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 1)
+
+struct event_table {
+        struct tep_handle *tep;
+        struct field_ref common_type;
+        struct event_desc events[EVENTS_MAX];
+        size_t n_events;
+        int min_id;
+        int max_id;
+        int8_t by_id[256]; /* tp_id - min_id -> index in events[], -1 none */
+};
+
+/* Parse the formats below tracefs_dir/events (tracefs itself, or a fixture tree laid out the same way).
+ * On failure, a human explanation goes to error (may be NULL). */
+int event_table_load(const char *tracefs_dir, bool with_fork, struct event_table **ret, char *error, size_t error_size);
+void event_table_free(struct event_table *t);
+
+/* The event a raw tracepoint payload belongs to, by its common_type; NULL if none of ours. */
+const struct event_desc *event_table_lookup(const struct event_table *t, const uint8_t *raw, size_t raw_size);

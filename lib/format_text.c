@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "format_text.h"
+
+#include "aio_decode.h"
+#include "util.h"
+
+static void put_state(struct outbuf *b, enum mem_state s) {
+        outbuf_puts(b, "<unreadable: ");
+        outbuf_puts(b, mem_state_name(s));
+        outbuf_putc(b, '>');
+}
+
+static void put_stale(struct outbuf *b, enum mem_state s) {
+        if (s == MEM_STALE)
+                outbuf_puts(b, " [stale]");
+}
+
+static void put_iocb_fields(struct outbuf *b, const struct iocb_info *cb) {
+        const char *op = iocb_opcode_name(cb->opcode);
+        outbuf_puts(b, "op = ");
+        if (op)
+                outbuf_puts(b, op);
+        else {
+                outbuf_u64(b, cb->opcode);
+                outbuf_puts(b, " (unknown)");
+        }
+        outbuf_puts(b, ", fd = ");
+        outbuf_u64(b, cb->fd);
+        outbuf_puts(b, ", data = ");
+        outbuf_ptr(b, cb->data);
+        outbuf_puts(b, ", buf = ");
+        outbuf_ptr(b, cb->buf);
+        outbuf_puts(b, ", nbytes = ");
+        outbuf_u64(b, cb->nbytes);
+        outbuf_puts(b, ", offset = ");
+        outbuf_s64(b, cb->offset);
+        if (iocb_is_vectored(cb)) {
+                outbuf_puts(b, ", iov_total = ");
+                if (cb->iov_state == MEM_OK || cb->iov_state == MEM_STALE) {
+                        outbuf_u64(b, cb->iov_total);
+                        put_stale(b, cb->iov_state);
+                } else
+                        put_state(b, cb->iov_state);
+        }
+        if (cb->rw_flags) {
+                outbuf_puts(b, ", rw_flags = ");
+                format_rw_flags(b, (uint32_t) cb->rw_flags);
+        }
+        if (cb->reqprio) {
+                outbuf_puts(b, ", reqprio = ");
+                outbuf_s64(b, cb->reqprio);
+        }
+        if (cb->flags) {
+                outbuf_puts(b, ", flags = ");
+                format_iocb_flags(b, cb->flags);
+        }
+        if (cb->flags & 1 /* IOCB_FLAG_RESFD */) {
+                outbuf_puts(b, ", resfd = ");
+                outbuf_u64(b, cb->resfd);
+        }
+        if (cb->key) {
+                outbuf_puts(b, ", key = ");
+                outbuf_u64(b, cb->key);
+        }
+}
+
+/* index < 0: the iocb io_cancel names */
+static void put_iocb_line(struct outbuf *b, int index, const struct iocb_info *cb) {
+        if (index >= 0) {
+                outbuf_puts(b, "    iocb[");
+                outbuf_u64_width(b, (unsigned) index, 4);
+                outbuf_puts(b, "] = ");
+        } else
+                outbuf_puts(b, "    iocb = ");
+        if (cb->addr_state != MEM_OK && cb->addr_state != MEM_STALE) {
+                put_state(b, cb->addr_state);
+                outbuf_putc(b, '\n');
+                return;
+        }
+        outbuf_ptr(b, cb->addr);
+        outbuf_puts(b, ", ");
+        if (cb->state == MEM_OK || cb->state == MEM_STALE) {
+                put_iocb_fields(b, cb);
+                put_stale(b, cb->state == MEM_STALE ? MEM_STALE : cb->addr_state);
+        } else
+                put_state(b, cb->state);
+        outbuf_putc(b, '\n');
+}
+
+static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev) {
+        outbuf_puts(b, "    event[");
+        outbuf_u64_width(b, i, 4);
+        outbuf_puts(b, "] = ");
+        outbuf_ptr(b, ev->addr);
+        if (ev->state != MEM_OK && ev->state != MEM_STALE) {
+                outbuf_puts(b, ", ");
+                put_state(b, ev->state);
+                outbuf_putc(b, '\n');
+                return;
+        }
+        outbuf_puts(b, "\n      iocb = ");
+        outbuf_ptr(b, ev->obj);
+        outbuf_puts(b, ", fd = ");
+        if (ev->fd >= 0)
+                outbuf_u64(b, (uint64_t) ev->fd);
+        else
+                outbuf_putc(b, '?');
+        outbuf_puts(b, ", data = ");
+        outbuf_ptr(b, ev->data);
+        outbuf_puts(b, ", res = ");
+        format_result(b, ev->res);
+        outbuf_puts(b, ", res2 = ");
+        outbuf_s64(b, ev->res2);
+        if (ev->data_mismatch) {
+                outbuf_puts(b, " [stale: submitted with data ");
+                outbuf_ptr(b, ev->expected_data);
+                outbuf_putc(b, ']');
+        } else
+                put_stale(b, ev->state);
+        outbuf_putc(b, '\n');
+}
+
+static void put_truncated(struct outbuf *b, const struct aio_call *c, const char *what, unsigned max) {
+        if (c->n_wanted <= c->n_items || !c->enter_seen)
+                return;
+        outbuf_puts(b, "    ... ");
+        outbuf_u64(b, c->n_wanted - c->n_items);
+        outbuf_puts(b, " more ");
+        outbuf_puts(b, what);
+        outbuf_puts(b, " not read (max_iocbs_per_call = ");
+        outbuf_u64(b, max);
+        outbuf_puts(b, ")\n");
+}
+
+static void put_args(struct outbuf *b, const struct aio_call *c) {
+        if (!c->enter_seen) {
+                outbuf_putc(b, '?');
+                return;
+        }
+        const uint64_t *a = c->args;
+        switch (c->syscall) {
+        case AIO_IO_SETUP:
+                outbuf_u64(b, (uint32_t) a[0]);
+                outbuf_puts(b, ", ");
+                outbuf_ptr(b, a[1]);
+                break;
+        case AIO_IO_DESTROY:
+                outbuf_ptr(b, a[0]);
+                break;
+        case AIO_IO_SUBMIT:
+                outbuf_ptr(b, a[0]);
+                outbuf_puts(b, ", ");
+                outbuf_s64(b, (int64_t) a[1]);
+                outbuf_puts(b, ", ");
+                outbuf_ptr(b, a[2]);
+                break;
+        case AIO_IO_CANCEL:
+                outbuf_ptr(b, a[0]);
+                outbuf_puts(b, ", ");
+                outbuf_ptr(b, a[1]);
+                outbuf_puts(b, ", ");
+                outbuf_ptr(b, a[2]);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                outbuf_ptr(b, a[0]);
+                outbuf_puts(b, ", ");
+                outbuf_s64(b, (int64_t) a[1]);
+                outbuf_puts(b, ", ");
+                outbuf_s64(b, (int64_t) a[2]);
+                outbuf_puts(b, ", ");
+                outbuf_ptr(b, a[3]);
+                outbuf_puts(b, ", ");
+                outbuf_ptr(b, a[4]);
+                if (c->syscall == AIO_IO_PGETEVENTS) {
+                        outbuf_puts(b, ", ");
+                        outbuf_ptr(b, a[5]);
+                }
+                break;
+        default:
+                break;
+        }
+}
+
+static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max) {
+        outbuf_putc(b, '[');
+        outbuf_escaped(b, c->comm, strlen(c->comm));
+        outbuf_puts(b, " - ");
+        outbuf_u64(b, c->pid);
+        outbuf_puts(b, " - ");
+        outbuf_u64(b, c->tid);
+        outbuf_puts(b, "] ");
+        outbuf_puts(b, aio_syscall_name(c->syscall));
+        outbuf_putc(b, '(');
+        put_args(b, c);
+        outbuf_puts(b, ") [retval = ");
+        format_result(b, c->ret);
+        outbuf_putc(b, ']');
+        if (c->enter_seen) {
+                outbuf_puts(b, " (");
+                outbuf_u64(b, c->exit_time - c->enter_time);
+                outbuf_puts(b, " ns)\n");
+        } else
+                outbuf_puts(b, " (enter not seen)\n");
+
+        switch (c->syscall) {
+        case AIO_IO_SETUP:
+                if (c->aux_state == MEM_NOT_READ)
+                        break;
+                outbuf_puts(b, "    ctx = ");
+                if (c->aux_state == MEM_OK || c->aux_state == MEM_STALE) {
+                        outbuf_ptr(b, c->aux[0]);
+                        put_stale(b, c->aux_state);
+                } else
+                        put_state(b, c->aux_state);
+                outbuf_putc(b, '\n');
+                break;
+        case AIO_IO_SUBMIT:
+                for (unsigned i = 0; i < c->n_items; i++)
+                        put_iocb_line(b, (int) i, &c->iocbs[i]);
+                put_truncated(b, c, "iocbs", max);
+                break;
+        case AIO_IO_CANCEL:
+                if (c->cancel_iocb.state != MEM_NOT_READ)
+                        put_iocb_line(b, -1, &c->cancel_iocb);
+                for (unsigned i = 0; i < c->n_items; i++)
+                        put_event(b, i, &c->events[i]);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                if (c->enter_seen && c->args[4]) {
+                        outbuf_puts(b, "    timeout = ");
+                        if (c->aux_state == MEM_OK || c->aux_state == MEM_STALE) {
+                                outbuf_s64(b, (int64_t) c->aux[0]);
+                                outbuf_putc(b, '.');
+                                /* nanoseconds, zero-padded to 9 digits */
+                                char ns[10];
+                                uint64_t v = c->aux[1];
+                                for (int k = 8; k >= 0; k--, v /= 10)
+                                        ns[k] = (char) ('0' + v % 10);
+                                outbuf_put(b, ns, 9);
+                                put_stale(b, c->aux_state);
+                        } else
+                                put_state(b, c->aux_state);
+                        outbuf_putc(b, '\n');
+                }
+                for (unsigned i = 0; i < c->n_items; i++)
+                        put_event(b, i, &c->events[i]);
+                put_truncated(b, c, "events", max);
+                break;
+        default:
+                break;
+        }
+}
+
+static void format_stats(struct outbuf *b, const struct trace_stats *s) {
+        const struct {
+                const char *name;
+                uint64_t value;
+        } f[] = {
+                { "records", s->records },         { "calls", s->calls },
+                { "lost", s->lost },               { "stale", s->stale },
+                { "unreadable", s->unreadable },   { "truncated", s->truncated },
+                { "unpaired_enter", s->unpaired_enter }, { "unpaired_exit", s->unpaired_exit },
+                { "unmatched", s->unmatched },     { "inflight_full", s->inflight_full },
+                { "bad_records", s->bad_records }, { "remote_reads", s->remote_reads },
+        };
+        outbuf_puts(b, "[stats]");
+        for (size_t i = 0; i < ELEMENTSOF(f); i++) {
+                outbuf_puts(b, i ? ", " : " ");
+                outbuf_puts(b, f[i].name);
+                outbuf_puts(b, " = ");
+                outbuf_u64(b, f[i].value);
+        }
+        outbuf_putc(b, '\n');
+}
+
+void format_text(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per_call) {
+        switch (e->kind) {
+        case ENTRY_CALL:
+                format_call(b, e->call, max_iocbs_per_call);
+                break;
+        case ENTRY_LOST:
+                outbuf_puts(b, "[lost] cpu ");
+                outbuf_u64(b, e->cpu);
+                outbuf_puts(b, ": ");
+                outbuf_u64(b, e->lost);
+                outbuf_puts(b, " records lost (ring full)\n");
+                break;
+        case ENTRY_INFO:
+                outbuf_puts(b, "[info] ");
+                outbuf_puts(b, e->message);
+                outbuf_putc(b, '\n');
+                break;
+        case ENTRY_STATS:
+                format_stats(b, e->stats);
+                break;
+        }
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "config.h"
+#include "entry.h"
+
+struct sink_stats {
+        uint64_t written; /* entries handed to the destination */
+        uint64_t dropped; /* entries that could not be written */
+        int last_error;   /* negative errno of the latest failure, 0 none */
+};
+
+/* Where entries go.  The engine does not know which sink is at the end. */
+struct sink {
+        const struct sink_ops *ops;
+        struct sink_stats stats;
+};
+
+struct sink_ops {
+        int (*write)(struct sink *s, const struct entry *e);
+        int (*flush)(struct sink *s);
+        void (*free)(struct sink *s);
+};
+
+static inline int sink_write(struct sink *s, const struct entry *e) {
+        return s->ops->write(s, e);
+}
+static inline int sink_flush(struct sink *s) {
+        return s->ops->flush(s);
+}
+void sink_free(struct sink *s);
+void sink_freep(struct sink **s);
+
+/* Text to an open descriptor (stdout in the foreground), buffered and written a batch at a time. */
+int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, struct sink **ret);

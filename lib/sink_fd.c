@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "sink.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "format_text.h"
+#include "outbuf.h"
+#include "util.h"
+
+#define FLUSH_AT (256u * 1024u)
+
+struct sink_fd {
+        struct sink base;
+        int fd;
+        enum output_format format;
+        unsigned max_iocbs;
+        struct outbuf buf;
+        uint64_t buffered; /* entries in buf */
+};
+
+void sink_free(struct sink *s) {
+        if (s)
+                s->ops->free(s);
+}
+
+void sink_freep(struct sink **s) {
+        sink_free(*s);
+}
+
+static int fd_flush(struct sink *s) {
+        struct sink_fd *f = (struct sink_fd *) s;
+        size_t off = 0;
+        int r = 0;
+        while (off < f->buf.len) {
+                ssize_t n = write(f->fd, f->buf.data + off, f->buf.len - off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                off += (size_t) n;
+        }
+        if (r < 0) {
+                /* Lines already out stay counted as written; what is left of the batch is dropped, not retried
+                 * forever against a closed or full destination. */
+                s->stats.dropped += f->buffered;
+                s->stats.last_error = r;
+        } else
+                s->stats.written += f->buffered;
+        f->buffered = 0;
+        outbuf_reset(&f->buf);
+        return r;
+}
+
+static int fd_write(struct sink *s, const struct entry *e) {
+        struct sink_fd *f = (struct sink_fd *) s;
+        size_t before = f->buf.len;
+        format_text(&f->buf, e, f->max_iocbs);
+        if (f->buf.failed) {
+                f->buf.len = before;
+                f->buf.failed = false;
+                s->stats.dropped++;
+                s->stats.last_error = -ENOMEM;
+                return -ENOMEM;
+        }
+        f->buffered++;
+        if (f->buf.len >= FLUSH_AT)
+                return fd_flush(s);
+        return 0;
+}
+
+static void fd_free(struct sink *s) {
+        struct sink_fd *f = (struct sink_fd *) s;
+        (void) fd_flush(s);
+        outbuf_free(&f->buf);
+        free(f);
+}
+
+static const struct sink_ops fd_ops = { .write = fd_write, .flush = fd_flush, .free = fd_free };
+
+int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, struct sink **ret) {
+        struct sink_fd *f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        *f = (struct sink_fd) { .base.ops = &fd_ops, .fd = fd, .format = format, .max_iocbs = max_iocbs_per_call };
+        if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536)) {
+                free(f);
+                return -ENOMEM;
+        }
+        *ret = &f->base;
+        return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "tracefs.h"
+
+#include <errno.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define TRACEFS_DEFAULT "/sys/kernel/tracing"
+
+static bool has_events(const char *dir) {
+        char path[4096];
+        struct stat st;
+        if ((size_t) snprintf(path, sizeof(path), "%s/events", dir) >= sizeof(path))
+                return false;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int tracefs_find(const char *mounts_path, bool mount_if_missing, char *ret, size_t size) {
+        char found[4096] = "";
+        FILE *f = setmntent(mounts_path, "re");
+        if (f) {
+                struct mntent *m;
+                while ((m = getmntent(f))) {
+                        if (strcmp(m->mnt_type, "tracefs") == 0 && has_events(m->mnt_dir) &&
+                            (size_t) snprintf(found, sizeof(found), "%s", m->mnt_dir) < sizeof(found))
+                                break;
+                        if (strcmp(m->mnt_type, "debugfs") == 0 && !found[0]) {
+                                char dir[4096];
+                                if ((size_t) snprintf(dir, sizeof(dir), "%s/tracing", m->mnt_dir) < sizeof(dir) &&
+                                    has_events(dir))
+                                        memcpy(found, dir, sizeof(found)); /* keep looking for tracefs */
+                        }
+                }
+                endmntent(f);
+        }
+        if (!found[0] && mount_if_missing) {
+                if (mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL) < 0 && errno != EBUSY)
+                        return -errno;
+                if (has_events(TRACEFS_DEFAULT))
+                        snprintf(found, sizeof(found), "%s", TRACEFS_DEFAULT);
+        }
+        if (!found[0])
+                return -ENOENT;
+        if (strlen(found) >= size)
+                return -ENAMETOOLONG;
+        memcpy(ret, found, strlen(found) + 1);
+        return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _likely_(x) __builtin_expect(!!(x), 1)
+#define _unlikely_(x) __builtin_expect(!!(x), 0)
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+
+/* Takes ownership: returns the value and leaves NULL/-1 behind, for handing a cleanup'd local to a ret_ pointer. */
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
+
+/* Unaligned little-endian-agnostic loads: raw sample payloads sit 4 bytes past an 8-byte boundary. */
+static inline uint64_t load_u64(const void *p) {
+        uint64_t v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static inline uint32_t load_u32(const void *p) {
+        uint32_t v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static inline uint16_t load_u16(const void *p) {
+        uint16_t v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+/* Field of `size` bytes (1, 2, 4 or 8) at `offset`, zero-extended; 0 when it lies outside the record. */
+static inline uint64_t load_field(const uint8_t *data, size_t len, unsigned offset, unsigned size) {
+        if (offset > len || size > len - offset)
+                return 0;
+        switch (size) {
+        case 8:
+                return load_u64(data + offset);
+        case 4:
+                return load_u32(data + offset);
+        case 2:
+                return load_u16(data + offset);
+        case 1:
+                return data[offset];
+        default:
+                return 0;
+        }
+}
+
+static inline uint64_t hash_u64(uint64_t x) {
+        /* splitmix64 finaliser: cheap and spreads sequential tids and pointers well */
+        x ^= x >> 30;
+        x *= 0xbf58476d1ce4e5b9ULL;
+        x ^= x >> 27;
+        x *= 0x94d049bb133111ebULL;
+        x ^= x >> 31;
+        return x;
+}
+
+/* "EINVAL" for 22; "E123" style for what the C library does not name, written into buf. */
+const char *errno_name(int err, char buf[static 16]);

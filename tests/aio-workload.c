@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The tests' AIO workload: makes native AIO calls with raw syscalls and writes the ground truth of each one
+ * (what it passed, what the kernel returned, what it found in memory afterwards) so the tracer's output can be
+ * compared with it field by field.  Memory handed to the kernel is never reused or freed before exit, so a
+ * correct reader can always find the values that were true at the call. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/aio_abi.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static FILE *truth;
+static pthread_mutex_t truth_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned pause_us;
+static char dir[4096] = "/tmp";
+
+static void die(const char *what) {
+        fprintf(stderr, "aio-workload: %s: %s\n", what, strerror(errno));
+        exit(1);
+}
+
+static pid_t gettid_(void) {
+        return (pid_t) syscall(SYS_gettid);
+}
+
+static void calm(void) {
+        if (pause_us)
+                usleep(pause_us);
+}
+
+/* Buffers of ground truth are written in one go per call, so threads do not interleave inside a call. */
+struct record {
+        char buf[65536];
+        size_t len;
+};
+
+static void rec(struct record *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rec(struct record *r, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                r->len += (size_t) n;
+}
+
+static void rec_flush(struct record *r) {
+        pthread_mutex_lock(&truth_lock);
+        fwrite(r->buf, 1, r->len, truth);
+        fflush(truth);
+        pthread_mutex_unlock(&truth_lock);
+        r->len = 0;
+}
+
+static long ret_of(long r) {
+        return r < 0 ? -errno : r;
+}
+
+static aio_context_t do_setup(unsigned nr) {
+        aio_context_t *ctxp = calloc(1, sizeof(*ctxp)); /* never freed: the tracer reads it back */
+        long r = ret_of(syscall(SYS_io_setup, nr, ctxp));
+        struct record rr = {};
+        rec(&rr, "call syscall=io_setup tid=%d nr_events=%u ctxp=%#" PRIx64 " ret=%ld\n", gettid_(), nr,
+            (uint64_t) (uintptr_t) ctxp, r);
+        if (r == 0)
+                rec(&rr, "ctx value=%#" PRIx64 "\n", (uint64_t) *ctxp);
+        rec_flush(&rr);
+        if (r < 0)
+                die("io_setup");
+        calm();
+        return *ctxp;
+}
+
+static void rec_iocb(struct record *rr, unsigned i, const struct iocb *cb) {
+        uint64_t iov_total = 0;
+        bool vectored = cb->aio_lio_opcode == IOCB_CMD_PREADV || cb->aio_lio_opcode == IOCB_CMD_PWRITEV;
+        if (vectored) {
+                const struct iovec *iov = (const void *) (uintptr_t) cb->aio_buf;
+                for (uint64_t k = 0; k < cb->aio_nbytes; k++)
+                        iov_total += iov[k].iov_len;
+        }
+        rec(rr,
+            "iocb i=%u addr=%#" PRIx64 " opcode=%u fd=%u data=%#" PRIx64 " buf=%#" PRIx64 " nbytes=%" PRIu64
+            " offset=%" PRId64 " rw_flags=%d reqprio=%d flags=%u resfd=%u key=%u",
+            i, (uint64_t) (uintptr_t) cb, cb->aio_lio_opcode, cb->aio_fildes, (uint64_t) cb->aio_data,
+            (uint64_t) cb->aio_buf, (uint64_t) cb->aio_nbytes, (int64_t) cb->aio_offset, cb->aio_rw_flags,
+            cb->aio_reqprio, cb->aio_flags, cb->aio_resfd, cb->aio_key);
+        if (vectored)
+                rec(rr, " iov_total=%" PRIu64, iov_total);
+        rec(rr, "\n");
+}
+
+/* iocbpp: an array that stays valid; n_readable: how many of its entries the truth can show (a bad array). */
+static long do_submit(aio_context_t ctx, long nr, struct iocb **iocbpp, long n_readable) {
+        long r = ret_of(syscall(SYS_io_submit, ctx, nr, iocbpp));
+        struct record rr = {};
+        rec(&rr, "call syscall=io_submit tid=%d ctx=%#" PRIx64 " nr=%ld iocbpp=%#" PRIx64 " ret=%ld\n", gettid_(),
+            (uint64_t) ctx, nr, (uint64_t) (uintptr_t) iocbpp, r);
+        long n = r > 0 ? r : nr;
+        for (long i = 0; i < n && i < n_readable; i++)
+                rec_iocb(&rr, (unsigned) i, iocbpp[i]);
+        rec_flush(&rr);
+        calm();
+        return r;
+}
+
+static long do_getevents(bool pgetevents, aio_context_t ctx, long min_nr, long nr, struct io_event *events,
+                         struct timespec *timeout) {
+        long r;
+        struct {
+                const sigset_t *sigmask;
+                size_t sigsetsize;
+        } *usig = NULL;
+        if (pgetevents) {
+                sigset_t *mask = calloc(1, sizeof(*mask));
+                sigemptyset(mask);
+                sigaddset(mask, SIGUSR2);
+                usig = calloc(1, sizeof(*usig));
+                usig->sigmask = mask;
+                usig->sigsetsize = 8; /* _NSIG / 8 */
+                r = ret_of(syscall(SYS_io_pgetevents, ctx, min_nr, nr, events, timeout, usig));
+        } else
+                r = ret_of(syscall(SYS_io_getevents, ctx, min_nr, nr, events, timeout));
+        struct record rr = {};
+        rec(&rr,
+            "call syscall=%s tid=%d ctx=%#" PRIx64 " min_nr=%ld nr=%ld events=%#" PRIx64 " timeout=%#" PRIx64,
+            pgetevents ? "io_pgetevents" : "io_getevents", gettid_(), (uint64_t) ctx, min_nr, nr,
+            (uint64_t) (uintptr_t) events, (uint64_t) (uintptr_t) timeout);
+        if (pgetevents)
+                rec(&rr, " usig=%#" PRIx64, (uint64_t) (uintptr_t) usig);
+        rec(&rr, " ret=%ld\n", r);
+        if (timeout)
+                rec(&rr, "timeout sec=%ld nsec=%ld\n", (long) timeout->tv_sec, timeout->tv_nsec);
+        for (long i = 0; i < r; i++)
+                rec(&rr,
+                    "event i=%ld addr=%#" PRIx64 " obj=%#" PRIx64 " data=%#" PRIx64 " res=%" PRId64
+                    " res2=%" PRId64 "\n",
+                    i, (uint64_t) (uintptr_t) &events[i], (uint64_t) events[i].obj, (uint64_t) events[i].data,
+                    (int64_t) events[i].res, (int64_t) events[i].res2);
+        rec_flush(&rr);
+        calm();
+        return r;
+}
+
+static long do_cancel(aio_context_t ctx, struct iocb *cb) {
+        struct io_event *result = calloc(1, sizeof(*result));
+        long r = ret_of(syscall(SYS_io_cancel, ctx, cb, result));
+        struct record rr = {};
+        rec(&rr, "call syscall=io_cancel tid=%d ctx=%#" PRIx64 " iocb=%#" PRIx64 " result=%#" PRIx64 " ret=%ld\n",
+            gettid_(), (uint64_t) ctx, (uint64_t) (uintptr_t) cb, (uint64_t) (uintptr_t) result, r);
+        rec_iocb(&rr, 0, cb);
+        rec_flush(&rr);
+        calm();
+        return r;
+}
+
+static long do_destroy(aio_context_t ctx) {
+        long r = ret_of(syscall(SYS_io_destroy, ctx));
+        struct record rr = {};
+        rec(&rr, "call syscall=io_destroy tid=%d ctx=%#" PRIx64 " ret=%ld\n", gettid_(), (uint64_t) ctx, r);
+        rec_flush(&rr);
+        calm();
+        return r;
+}
+
+static struct iocb *new_iocb(uint16_t op, int fd, void *buf, uint64_t nbytes, int64_t offset) {
+        struct iocb *cb = calloc(1, sizeof(*cb));
+        cb->aio_lio_opcode = op;
+        cb->aio_fildes = (uint32_t) fd;
+        cb->aio_buf = (uint64_t) (uintptr_t) buf;
+        cb->aio_nbytes = nbytes;
+        cb->aio_offset = offset;
+        cb->aio_data = (uint64_t) (uintptr_t) cb ^ 0x5a5a000000000000ull; /* recognisable, unique */
+        return cb;
+}
+
+static struct iocb **ptr_array(size_t n) {
+        return calloc(n ? n : 1, sizeof(struct iocb *));
+}
+
+/* Reap exactly `want` events with io_getevents (or io_pgetevents every other call). */
+static void reap(aio_context_t ctx, long want, bool use_pgetevents) {
+        bool pg = false;
+        while (want > 0) {
+                struct io_event *ev = calloc(16, sizeof(*ev));
+                struct timespec *ts = calloc(1, sizeof(*ts));
+                ts->tv_sec = 5;
+                ts->tv_nsec = 250000000;
+                long r = do_getevents(pg, ctx, 1, want < 16 ? want : 16, ev, ts);
+                if (r < 0)
+                        die("io_getevents");
+                want -= r;
+                pg = use_pgetevents && !pg;
+        }
+}
+
+static int open_file(const char *name, size_t size) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                die(path);
+        if (ftruncate(fd, (off_t) size) < 0)
+                die("ftruncate");
+        return fd;
+}
+
+struct migrate {
+        aio_context_t ctx;
+        int pipe_rd;
+        pid_t tid;
+        volatile int ready;
+        int cpu_before, cpu_after;
+};
+
+static void *migrate_thread(void *arg) {
+        struct migrate *m = arg;
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        sched_setaffinity(0, sizeof(set), &set);
+        m->tid = gettid_();
+        struct iocb **pp = ptr_array(1);
+        pp[0] = new_iocb(5 /* IOCB_CMD_POLL */, m->pipe_rd, (void *) (uintptr_t) POLLIN, 0, 0);
+        do_submit(m->ctx, 1, pp, 1);
+        m->cpu_before = sched_getcpu();
+        __atomic_store_n(&m->ready, 1, __ATOMIC_RELEASE);
+        /* Blocks until the main thread, having moved us to CPU 1, writes the pipe: enter on 0, exit on 1. */
+        reap(m->ctx, 1, false);
+        m->cpu_after = sched_getcpu();
+        return NULL;
+}
+
+static void run_migration(void) {
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+                return;
+        struct migrate m = { .ctx = do_setup(8) };
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                die("pipe");
+        m.pipe_rd = p[0];
+        pthread_t t;
+        pthread_create(&t, NULL, migrate_thread, &m);
+        while (!__atomic_load_n(&m.ready, __ATOMIC_ACQUIRE))
+                usleep(1000);
+        usleep(100000); /* let it block in io_getevents */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(1, &set);
+        sched_setaffinity(m.tid, sizeof(set), &set);
+        usleep(50000);
+        if (write(p[1], "x", 1) != 1)
+                die("write");
+        pthread_join(t, NULL);
+        struct record rr = {};
+        rec(&rr, "migrate tid=%d cpu_before=%d cpu_after=%d\n", m.tid, m.cpu_before, m.cpu_after);
+        rec_flush(&rr);
+        do_destroy(m.ctx);
+}
+
+static void run_truth(void) {
+        int a = open_file("a.dat", 1 << 20), b = open_file("b.dat", 1 << 20);
+        int efd = eventfd(0, EFD_CLOEXEC);
+        char *buf = aligned_alloc(4096, 1 << 20);
+        memset(buf, 'x', 1 << 20);
+
+        aio_context_t ctx = do_setup(128);
+
+        /* One batch with every opcode that works on files, two fds, flags and a resfd. */
+        struct iovec *iov = calloc(5, sizeof(*iov));
+        iov[0] = (struct iovec) { buf + 65536, 4096 };
+        iov[1] = (struct iovec) { buf + 69632, 8192 };
+        iov[2] = (struct iovec) { buf + 77824, 512 };
+        iov[3] = (struct iovec) { buf + 81920, 1024 };
+        iov[4] = (struct iovec) { buf + 86016, 2048 };
+        struct iocb **pp = ptr_array(8);
+        pp[0] = new_iocb(IOCB_CMD_PWRITE, a, buf, 4096, 0);
+        pp[1] = new_iocb(IOCB_CMD_PWRITE, b, buf + 4096, 8192, 24363008 % (1 << 20));
+        pp[1]->aio_rw_flags = 0x02; /* RWF_DSYNC */
+        pp[2] = new_iocb(IOCB_CMD_PREAD, a, buf + 16384, 4096, 0);
+        pp[2]->aio_flags = 1; /* IOCB_FLAG_RESFD */
+        pp[2]->aio_resfd = (uint32_t) efd;
+        pp[3] = new_iocb(IOCB_CMD_PREADV, b, iov, 2, 4096);
+        pp[4] = new_iocb(IOCB_CMD_PWRITEV, a, iov + 2, 3, 65536);
+        pp[5] = new_iocb(IOCB_CMD_FSYNC, a, NULL, 0, 0);
+        pp[6] = new_iocb(IOCB_CMD_FDSYNC, b, NULL, 0, 0);
+        pp[7] = new_iocb(IOCB_CMD_PREAD, b, buf + 131072, 512, 1 << 21); /* past EOF: res 0 */
+        long r = do_submit(ctx, 8, pp, 8);
+        if (r != 8)
+                die("io_submit batch");
+        reap(ctx, 8, true);
+
+        /* A read on a closed fd: the kernel refuses the first iocb, the call fails with EBADF. */
+        pp = ptr_array(1);
+        pp[0] = new_iocb(IOCB_CMD_PREAD, 999, buf, 512, 0);
+        do_submit(ctx, 1, pp, 1);
+
+        /* An opcode the kernel does not take: EINVAL. */
+        pp = ptr_array(1);
+        pp[0] = new_iocb(IOCB_CMD_NOOP, a, buf, 0, 0);
+        do_submit(ctx, 1, pp, 1);
+
+        /* A pointer to nothing: EFAULT, and the tracer must say it could not read it. */
+        do_submit(ctx, 1, (struct iocb **) (uintptr_t) 0x10, 0);
+
+        /* A huge nr over an array of two pointers that ends at an unmapped page: the kernel takes two. */
+        long page = sysconf(_SC_PAGESIZE);
+        char *guard = mmap(NULL, 2 * (size_t) page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (guard == MAP_FAILED || munmap(guard + page, (size_t) page) < 0)
+                die("guard page");
+        struct iocb **edge = (struct iocb **) (guard + page - 2 * sizeof(struct iocb *));
+        edge[0] = new_iocb(IOCB_CMD_PREAD, a, buf + 262144, 4096, 8192);
+        edge[1] = new_iocb(IOCB_CMD_PREAD, b, buf + 266240, 4096, 12288);
+        r = do_submit(ctx, 1L << 40, edge, 2);
+        reap(ctx, r > 0 ? r : 0, false);
+
+        /* A poll that cannot complete, cancelled. */
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                die("pipe");
+        pp = ptr_array(2);
+        pp[0] = new_iocb(5 /* IOCB_CMD_POLL */, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
+        pp[1] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
+        do_submit(ctx, 2, pp, 2);
+        r = do_cancel(ctx, pp[0]);
+        if (r == 0 || r == -EINPROGRESS)
+                reap(ctx, 1, false);
+
+        /* An empty reap with a short timeout. */
+        struct io_event *ev = calloc(4, sizeof(*ev));
+        struct timespec *ts = calloc(1, sizeof(*ts));
+        ts->tv_nsec = 1000000;
+        do_getevents(false, ctx, 1, 4, ev, ts);
+
+        run_migration();
+
+        /* pp[1] is still in flight: io_destroy cancels it. */
+        do_destroy(ctx);
+}
+
+/* Requests left in flight for the harness to kill us with. */
+static void run_hold(void) {
+        aio_context_t ctx = do_setup(16);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                die("pipe");
+        struct iocb **pp = ptr_array(4);
+        for (int i = 0; i < 4; i++)
+                pp[i] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
+        do_submit(ctx, 4, pp, 4);
+        printf("holding\n");
+        fflush(stdout);
+        for (;;)
+                pause();
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                { "truth", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
+                { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
+                { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
+                { "hold", no_argument, NULL, 'H' }, {},
+        };
+        const char *truth_path = "/dev/null";
+        unsigned linger_ms = 0, start_delay_ms = 0;
+        bool hold = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
+                switch (c) {
+                case 't':
+                        truth_path = optarg;
+                        break;
+                case 'd':
+                        snprintf(dir, sizeof(dir), "%s", optarg);
+                        break;
+                case 'n':
+                        prctl(PR_SET_NAME, optarg);
+                        break;
+                case 'p':
+                        pause_us = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'l':
+                        linger_ms = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 's':
+                        start_delay_ms = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'H':
+                        hold = true;
+                        break;
+                default:
+                        fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "
+                                        "[--pause-us N] [--linger-ms N] [--hold]\n");
+                        return 2;
+                }
+        truth = fopen(truth_path, "we");
+        if (!truth)
+                die(truth_path);
+        struct record rr = {};
+        char comm[17] = "";
+        prctl(PR_GET_NAME, comm);
+        rec(&rr, "process pid=%d comm=%s\n", getpid(), comm);
+        rec_flush(&rr);
+        usleep(start_delay_ms * 1000);
+        if (hold)
+                run_hold();
+        run_truth();
+        /* Stay alive so a reader that runs after the calls can still reach this memory. */
+        usleep(linger_ms * 1000);
+        fclose(truth);
+        return 0;
+}
