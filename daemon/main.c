@@ -128,7 +128,7 @@ static int apply_filters(struct daemon *d, char *error, size_t error_size) {
                 snprintf(error, error_size, "building the filter: %s", strerror(-r));
                 return r;
         }
-        return perf_session_set_filters(&d->perf, d->events, filter, fork_filter, error, error_size);
+        return perf_session_attach(&d->perf, d->events, filter, fork_filter, error, error_size);
 }
 
 static uint32_t tgid_of(uint32_t tid) {
@@ -230,7 +230,7 @@ static int run(struct daemon *d) {
         epoll_ctl(ep, EPOLL_CTL_ADD, holdback, &ev);
         for (size_t i = 0; i < d->perf.n_cpus; i++) {
                 ev.data.u64 = i;
-                if (epoll_ctl(ep, EPOLL_CTL_ADD, d->perf.cpus[i].fds[0], &ev) < 0) {
+                if (epoll_ctl(ep, EPOLL_CTL_ADD, d->perf.cpus[i].owner_fd, &ev) < 0) {
                         log_error("epoll_ctl: %m");
                         return EXIT_RUNTIME;
                 }
@@ -277,7 +277,7 @@ static int run(struct daemon *d) {
         }
 
         /* Stop the kernel writing, then take everything the rings still hold. */
-        perf_session_enable(&d->perf, 0);
+        perf_session_disable(&d->perf);
         drain(d, UINT64_MAX);
         return EXIT_OK;
 }
@@ -410,11 +410,6 @@ int main(int argc, char **argv) {
                 log_error("engine: %s", strerror(-r));
                 goto out;
         }
-        r = perf_session_enable(&d.perf, 1);
-        if (r < 0) {
-                log_error("enabling the events: %s", strerror(-r));
-                goto out_engine;
-        }
         format_started(&d, error, sizeof(error));
         emit_info(&d, "%s", error);
         sink_flush(d.sink);
@@ -431,7 +426,6 @@ int main(int argc, char **argv) {
         }
         if (d.follow_failed)
                 log_error("%" PRIu64 " new threads of watched pids could not be followed", d.follow_failed);
-out_engine:
         engine_done(&d.engine);
 out:
         sink_free(d.sink);

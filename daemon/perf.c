@@ -67,11 +67,11 @@ bad:
         return -EINVAL;
 }
 
-static int open_event(const struct event_desc *d, int cpu, unsigned ring_bytes) {
+static int open_event(uint32_t type, uint64_t config, int cpu, unsigned ring_bytes) {
         struct perf_event_attr attr = {
-                .type = PERF_TYPE_TRACEPOINT,
+                .type = type,
                 .size = sizeof(attr),
-                .config = (uint64_t) d->tp_id,
+                .config = config,
                 .sample_period = 1,
                 .sample_type = AIOT_SAMPLE_TYPE,
                 .disabled = 1,
@@ -87,7 +87,8 @@ static int open_event(const struct event_desc *d, int cpu, unsigned ring_bytes) 
         return fd < 0 ? -errno : fd;
 }
 
-static void explain_open_error(int r, const struct event_desc *d, int cpu, char *error, size_t error_size) {
+static void explain_open_error(int r, const char *system, const char *name, int cpu, char *error,
+                               size_t error_size) {
         if (r == -EACCES || r == -EPERM) {
                 char paranoid[16] = "?";
                 int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
@@ -101,13 +102,19 @@ static void explain_open_error(int r, const struct event_desc *d, int cpu, char 
                          "perf_event_open %s:%s on CPU %d: %s. Tracepoint samples of every process need root, or "
                          "CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), with kernel.perf_event_paranoid = %s; "
                          "inside a container the seccomp filter must also allow perf_event_open",
-                         d->system, d->name, cpu, strerror(-r), paranoid);
+                         system, name, cpu, strerror(-r), paranoid);
         } else if (r == -ENOENT || r == -EINVAL)
-                snprintf(error, error_size, "perf_event_open %s:%s (id %d) on CPU %d: %s (no such tracepoint?)",
-                         d->system, d->name, d->tp_id, cpu, strerror(-r));
+                snprintf(error, error_size, "perf_event_open %s:%s on CPU %d: %s (no such tracepoint?)", system,
+                         name, cpu, strerror(-r));
         else
-                snprintf(error, error_size, "perf_event_open %s:%s on CPU %d: %s", d->system, d->name, cpu,
-                         strerror(-r));
+                snprintf(error, error_size, "perf_event_open %s:%s on CPU %d: %s", system, name, cpu, strerror(-r));
+}
+
+static void close_set(int *fds, size_t n) {
+        for (size_t k = 0; fds && k < n; k++)
+                if (fds[k] >= 0)
+                        close(fds[k]);
+        free(fds);
 }
 
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
@@ -123,52 +130,36 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                 perf_session_close(ps);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < n_cpus; i++) {
-                struct perf_cpu *pc = &ps->cpus[i];
-                pc->cpu = cpus[i];
-                pc->map = MAP_FAILED;
-                pc->fds = malloc(t->n_events * sizeof(int));
-                if (!pc->fds) {
-                        perf_session_close(ps);
-                        return -ENOMEM;
-                }
-                for (size_t k = 0; k < t->n_events; k++)
-                        pc->fds[k] = -1;
-        }
+        for (size_t i = 0; i < n_cpus; i++)
+                ps->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .owner_fd = -1, .map = MAP_FAILED };
 
         for (size_t i = 0; i < n_cpus; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
-                for (size_t k = 0; k < t->n_events; k++) {
-                        r = open_event(&t->events[k], pc->cpu, (unsigned) ring_bytes);
-                        if (r < 0) {
-                                explain_open_error(r, &t->events[k], pc->cpu, error, error_size);
-                                goto fail;
-                        }
-                        pc->fds[k] = r;
-                        if (k == 0) {
-                                /* Writable: the kernel then never overwrites what is unread; it drops and says
-                                 * so (PERF_RECORD_LOST).  The ring must exist before others are sent to it. */
-                                pc->map_size = page + ring_bytes;
-                                pc->map = mmap(NULL, pc->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, pc->fds[0], 0);
-                                if (pc->map == MAP_FAILED) {
-                                        r = -errno;
-                                        snprintf(error, error_size,
-                                                 "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for "
-                                                 "kernel.perf_event_mlock_kb?)",
-                                                 pc->map_size / 1024, pc->cpu);
-                                        goto fail;
-                                }
-                                continue;
-                        }
-                        if (ioctl(pc->fds[k], PERF_EVENT_IOC_SET_OUTPUT, pc->fds[0]) < 0) {
-                                r = -errno;
-                                snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %m", pc->cpu);
-                                goto fail;
-                        }
+                r = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, pc->cpu, (unsigned) ring_bytes);
+                if (r < 0) {
+                        explain_open_error(r, "software", "dummy", pc->cpu, error, error_size);
+                        goto fail;
+                }
+                pc->owner_fd = r;
+                /* Writable: the kernel then never overwrites what is unread; it drops and says so (LOST). */
+                pc->map_size = page + ring_bytes;
+                pc->map = mmap(NULL, pc->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, pc->owner_fd, 0);
+                if (pc->map == MAP_FAILED) {
+                        r = -errno;
+                        snprintf(error, error_size,
+                                 "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for "
+                                 "kernel.perf_event_mlock_kb?)",
+                                 pc->map_size / 1024, pc->cpu);
+                        goto fail;
                 }
                 r = ring_init(&ps->rings[i], pc->map, page, ring_bytes, pc->cpu);
                 if (r < 0) {
                         snprintf(error, error_size, "ring of CPU %d: %s", pc->cpu, strerror(-r));
+                        goto fail;
+                }
+                if (ioctl(pc->owner_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                        r = -errno;
+                        snprintf(error, error_size, "enabling the ring of CPU %d: %m", pc->cpu);
                         goto fail;
                 }
         }
@@ -178,41 +169,87 @@ fail:
         return r;
 }
 
-int perf_session_set_filters(struct perf_session *ps, const struct event_table *t, const char *filter,
-                             const char *fork_filter, char *error, size_t error_size) {
-        for (size_t i = 0; i < ps->n_cpus; i++)
-                for (size_t k = 0; k < ps->n_events; k++) {
-                        const char *f = t->events[k].kind == EVENT_FORK ? fork_filter : filter;
-                        /* An empty filter string clears a previous one. */
-                        if (ioctl(ps->cpus[i].fds[k], PERF_EVENT_IOC_SET_FILTER, f ? f : "") < 0) {
-                                int r = -errno;
+int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
+                        const char *fork_filter, char *error, size_t error_size) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        int **sets = calloc(ps->n_cpus, sizeof(*sets));
+        int r = 0;
+        if (!sets)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < ps->n_cpus && r >= 0; i++) {
+                struct perf_cpu *pc = &ps->cpus[i];
+                sets[i] = malloc(t->n_events * sizeof(int));
+                if (!sets[i]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                for (size_t k = 0; k < t->n_events; k++)
+                        sets[i][k] = -1;
+                for (size_t k = 0; k < t->n_events; k++) {
+                        const struct event_desc *d = &t->events[k];
+                        const char *f = d->kind == EVENT_FORK ? fork_filter : filter;
+                        r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu,
+                                       (unsigned) (pc->map_size - page));
+                        if (r < 0) {
+                                explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
+                                break;
+                        }
+                        sets[i][k] = r;
+                        if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0) {
+                                r = -errno;
+                                snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of %s:%s on CPU %d: %m",
+                                         d->system, d->name, pc->cpu);
+                                break;
+                        }
+                        if (f && ioctl(sets[i][k], PERF_EVENT_IOC_SET_FILTER, f) < 0) {
+                                r = -errno;
                                 snprintf(error, error_size, "PERF_EVENT_IOC_SET_FILTER on %s:%s: %m (filter: %s)",
-                                         t->events[k].system, t->events[k].name, f ? f : "");
-                                return r;
+                                         d->system, d->name, f);
+                                break;
                         }
                 }
-        return 0;
+        }
+        /* Enable the new set before retiring the old one: no gap.  The engine drops the doubles of the overlap. */
+        for (size_t i = 0; i < ps->n_cpus && r >= 0; i++)
+                for (size_t k = 0; k < t->n_events && r >= 0; k++)
+                        if (ioctl(sets[i][k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                                r = -errno;
+                                snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
+                                         t->events[k].name, ps->cpus[i].cpu);
+                        }
+        for (size_t i = 0; i < ps->n_cpus; i++) {
+                struct perf_cpu *pc = &ps->cpus[i];
+                if (r < 0) {
+                        close_set(sets[i], t->n_events);
+                        continue;
+                }
+                close_set(pc->fds, ps->n_events);
+                pc->fds = sets[i];
+        }
+        free(sets);
+        return r < 0 ? r : 0;
 }
 
-int perf_session_enable(struct perf_session *ps, int enable) {
+int perf_session_disable(struct perf_session *ps) {
+        int r = 0;
         for (size_t i = 0; i < ps->n_cpus; i++)
-                for (size_t k = 0; k < ps->n_events; k++)
-                        if (ioctl(ps->cpus[i].fds[k], enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
-                                return -errno;
-        return 0;
+                for (size_t k = 0; ps->cpus[i].fds && k < ps->n_events; k++)
+                        if (ioctl(ps->cpus[i].fds[k], PERF_EVENT_IOC_DISABLE, 0) < 0)
+                                r = -errno;
+        return r;
 }
 
 void perf_session_close(struct perf_session *ps) {
         for (size_t i = 0; ps->cpus && i < ps->n_cpus; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
+                close_set(pc->fds, ps->n_events);
                 if (ps->rings)
                         ring_done(&ps->rings[i]);
                 if (pc->map && pc->map != MAP_FAILED)
                         munmap(pc->map, pc->map_size);
-                for (size_t k = 0; pc->fds && k < ps->n_events; k++)
-                        if (pc->fds[k] >= 0)
-                                close(pc->fds[k]);
-                free(pc->fds);
+                if (pc->owner_fd >= 0)
+                        close(pc->owner_fd);
         }
         free(ps->cpus);
         free(ps->rings);

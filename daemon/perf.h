@@ -6,10 +6,13 @@
 #include "events.h"
 #include "ring.h"
 
-/* The events of one CPU, all writing into the ring of the first. */
+/* One CPU: a dummy event owns the ring; the tracepoint events of the current set write into it.  The kernel
+ * takes a tracepoint filter only once per event (EEXIST after), so a new filter means a new set of events
+ * under the same ring: the ring, and what it holds, outlives any set. */
 struct perf_cpu {
         int cpu;
-        int *fds; /* one per event of the table; fds[0] owns the ring */
+        int owner_fd;
+        int *fds; /* the current set: one per event of the table */
         void *map;
         size_t map_size;
 };
@@ -22,10 +25,12 @@ struct perf_session {
 };
 
 int online_cpus(int **ret, size_t *ret_n);
+/* Open and map the rings; no tracepoint is attached yet. */
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
                       unsigned ring_pages, char *error, size_t error_size);
-/* fork_filter applies to the sched_process_fork event, when the table has one.  NULL: no filter. */
-int perf_session_set_filters(struct perf_session *ps, const struct event_table *t, const char *filter,
-                             const char *fork_filter, char *error, size_t error_size);
-int perf_session_enable(struct perf_session *ps, int enable);
+/* Open a set of the table's tracepoints on every CPU with these filters (NULL: none; fork_filter for
+ * sched_process_fork), enable it, then retire the previous set.  On failure the previous set stays. */
+int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
+                        const char *fork_filter, char *error, size_t error_size);
+int perf_session_disable(struct perf_session *ps);
 void perf_session_close(struct perf_session *ps);

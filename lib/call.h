@@ -55,6 +55,7 @@ struct trace_stats {
         uint64_t bad_bytes;      /* ring bytes skipped after a malformed record */
         uint64_t foreign;        /* samples of events that are not ours */
         uint64_t remote_reads;   /* process_vm_readv calls made */
+        uint64_t duplicates;     /* records seen twice while an event set was being replaced, dropped */
 };
 
 struct call_ctx {

@@ -173,6 +173,19 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
                 e->stats.foreign++;
                 return;
         }
+        if (d->kind != EVENT_FORK) {
+                /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come
+                 * from different perf events, one event set is being replaced by another: the same hit twice. */
+                struct thread *th = thread_get(&e->threads, s.tid);
+                if (!th)
+                        return;
+                if (th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {
+                        e->stats.duplicates++;
+                        return;
+                }
+                th->last_tp = d->tp_id;
+                th->last_id = s.id;
+        }
         switch (d->kind) {
         case EVENT_SYS_ENTER:
                 handle_enter(e, &s, d);

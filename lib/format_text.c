@@ -263,7 +263,8 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "unreadable", s->unreadable },   { "truncated", s->truncated },
                 { "unpaired_enter", s->unpaired_enter }, { "unpaired_exit", s->unpaired_exit },
                 { "unmatched", s->unmatched },     { "inflight_full", s->inflight_full },
-                { "bad_records", s->bad_records }, { "remote_reads", s->remote_reads },
+                { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
+                { "remote_reads", s->remote_reads },
         };
         outbuf_puts(b, "[stats]");
         for (size_t i = 0; i < ELEMENTSOF(f); i++) {

@@ -17,6 +17,8 @@ struct thread {
         const struct event_desc *enter; /* NULL: no call pending */
         uint64_t args[AIO_ARGS_MAX];
         uint32_t enter_cpu;
+        int last_tp;      /* tracepoint and perf event id of the newest record processed: */
+        uint64_t last_id; /* an event set replaced under a ring doubles records for a moment */
         bool comm_known;
         char comm[16];
 };

@@ -27,7 +27,7 @@
 
 static FILE *truth;
 static pthread_mutex_t truth_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned pause_us;
+static unsigned pause_us, thread_delay_ms;
 static char dir[4096] = "/tmp";
 
 static void die(const char *what) {
@@ -231,6 +231,7 @@ struct migrate {
 
 static void *migrate_thread(void *arg) {
         struct migrate *m = arg;
+        usleep(thread_delay_ms * 1000);
         cpu_set_t set;
         CPU_ZERO(&set);
         CPU_SET(0, &set);
@@ -375,7 +376,7 @@ int main(int argc, char **argv) {
                 { "truth", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
-                { "hold", no_argument, NULL, 'H' }, {},
+                { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
@@ -403,6 +404,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'H':
                         hold = true;
+                        break;
+                case 'T':
+                        thread_delay_ms = (unsigned) strtoul(optarg, NULL, 10);
                         break;
                 default:
                         fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "

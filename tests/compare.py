@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Compare aiotraced's text output with the ground truth the test workload wrote.
+
+Every call the workload made must appear once, in order per thread, with the same arguments and result;
+every iocb, event, context and timeout value the tracer printed without a mark must equal the truth; a value
+the tracer could not vouch for must carry a mark (stale / unreadable), never a wrong value printed as true.
+"""
+import argparse
+import re
+import sys
+
+HDR = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+) - (?P<tid>\d+)\] (?P<sc>io_\w+)\((?P<args>[^)]*)\) '
+                 r'\[retval = (?P<ret>-?\d+)(?: \((?P<errname>\w+)\))?\] \((?:(?P<dur>\d+) ns|enter not seen)\)$')
+ITEM = re.compile(r'^    (?P<kind>iocb|event)\[ *(?P<i>\d+)\] = (?P<rest>.*)$')
+UNREADABLE = re.compile(r'^<unreadable: (?P<why>[^>]+)>$')
+OPS = {0: 'pread', 1: 'pwrite', 2: 'fsync', 3: 'fdsync', 5: 'poll', 6: 'noop', 7: 'preadv', 8: 'pwritev'}
+RWF = {1: 'RWF_HIPRI', 2: 'RWF_DSYNC', 4: 'RWF_SYNC', 8: 'RWF_NOWAIT', 16: 'RWF_APPEND'}
+
+
+class Failure(Exception):
+    pass
+
+
+def kv(line):
+    return dict(p.split('=', 1) for p in line.split()[1:])
+
+
+def parse_truth(path):
+    calls, process, migrations = [], None, []
+    cur = None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip('\n')
+            kind = line.split(' ', 1)[0]
+            d = kv(line)
+            if kind == 'process':
+                process = d
+            elif kind == 'call':
+                cur = {'call': d, 'iocbs': [], 'events': [], 'timeout': None, 'ctx': None}
+                calls.append(cur)
+            elif kind == 'iocb':
+                cur['iocbs'].append(d)
+            elif kind == 'event':
+                cur['events'].append(d)
+            elif kind == 'timeout':
+                cur['timeout'] = d
+            elif kind == 'ctx':
+                cur['ctx'] = d
+            elif kind == 'migrate':
+                migrations.append(d)
+    return process, calls, migrations
+
+
+def split_fields(s):
+    """'op = pread, fd = 3, ... [stale]' -> ({'op': 'pread', ...}, marked)"""
+    marked = False
+    if s.endswith(' [stale]'):
+        s, marked = s[:-len(' [stale]')], True
+    m = re.search(r' \[stale: submitted with data (0x[0-9a-f]+)\]$', s)
+    if m:
+        s, marked = s[:m.start()], True
+    fields = {}
+    for part in s.split(', '):
+        k, _, v = part.partition(' = ')
+        if v.endswith(' [stale]'):
+            v, marked = v[:-len(' [stale]')], True
+        if v.startswith('<unreadable'):
+            marked = True
+        fields[k] = v
+    return fields, marked
+
+
+def parse_trace(path):
+    calls, other = [], []
+    cur = None
+    pending_event = None
+    with open(path, errors='replace') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            m = HDR.match(line)
+            if m:
+                cur = {'hdr': m.groupdict(), 'iocbs': {}, 'events': {}, 'ctx': None, 'timeout': None,
+                       'cancel_iocb': None, 'more': None}
+                cur['hdr']['args'] = m.group('args').split(', ')
+                calls.append(cur)
+                continue
+            if line.startswith('['):
+                other.append(line)
+                cur = None
+                continue
+            if cur is None:
+                raise Failure(f'line outside any call: {line!r}')
+            m = ITEM.match(line)
+            if m:
+                i, rest = int(m.group('i')), m.group('rest')
+                if m.group('kind') == 'iocb':
+                    cur['iocbs'][i] = parse_iocb(rest)
+                else:
+                    addr, _, tail = rest.partition(', ')
+                    ev = {'addr': addr, 'state': 'ok', 'fields': None}
+                    if tail:
+                        ev['state'] = UNREADABLE.match(tail).group('why')
+                    cur['events'][i] = ev
+                    pending_event = ev
+                continue
+            if line.startswith('      iocb = '):
+                fields, marked = split_fields('iocb = ' + line[len('      iocb = '):])
+                pending_event['fields'] = fields
+                if marked:
+                    pending_event['state'] = 'stale'
+                continue
+            if line.startswith('    iocb = '):
+                cur['cancel_iocb'] = parse_iocb(line[len('    iocb = '):])
+            elif line.startswith('    ctx = '):
+                cur['ctx'] = line[len('    ctx = '):]
+            elif line.startswith('    timeout = '):
+                cur['timeout'] = line[len('    timeout = '):]
+            elif line.startswith('    ... '):
+                cur['more'] = int(line.split()[1])
+            else:
+                raise Failure(f'unrecognised line: {line!r}')
+    return calls, other
+
+
+def parse_iocb(rest):
+    m = UNREADABLE.match(rest)
+    if m:
+        return {'addr': None, 'state': m.group('why'), 'fields': None}
+    addr, _, tail = rest.partition(', ')
+    m = UNREADABLE.match(tail)
+    if m:
+        return {'addr': addr, 'state': m.group('why'), 'fields': None}
+    fields, marked = split_fields(tail)
+    return {'addr': addr, 'state': 'stale' if marked else 'ok', 'fields': fields}
+
+
+def hx(v):
+    return '0x%016x' % int(v, 16)
+
+
+class Tally:
+    def __init__(self, strict):
+        self.strict, self.correct, self.marked, self.wrong, self.errors = strict, 0, 0, 0, []
+
+    def value(self, where, got, want, marked):
+        if got == want:
+            if marked:
+                self.marked += 1
+                if self.strict:
+                    self.errors.append(f'{where}: marked although the workload left it untouched: {got}')
+            else:
+                self.correct += 1
+        elif marked:
+            self.marked += 1
+            if self.strict:
+                self.errors.append(f'{where}: marked and different: got {got}, truth {want}')
+        else:
+            self.wrong += 1
+            self.errors.append(f'{where}: WRONG value printed as true: got {got}, truth {want}')
+
+    def unreadable(self, where, reason, truth_readable):
+        self.marked += 1
+        if truth_readable and self.strict:
+            self.errors.append(f'{where}: unreadable ({reason}) although the workload could read it')
+
+
+def expect_iocb_fields(t):
+    op = int(t['opcode'])
+    want = {'op': OPS.get(op, f'{op} (unknown)'), 'fd': t['fd'], 'data': hx(t['data']), 'buf': hx(t['buf']),
+            'nbytes': t['nbytes'], 'offset': t['offset']}
+    if 'iov_total' in t:
+        want['iov_total'] = t['iov_total']
+    if int(t['rw_flags']):
+        want['rw_flags'] = '|'.join(n for b, n in RWF.items() if int(t['rw_flags']) & b)
+    if int(t['reqprio']):
+        want['reqprio'] = t['reqprio']
+    if int(t['flags']):
+        want['flags'] = {1: 'IOCB_FLAG_RESFD', 2: 'IOCB_FLAG_IOPRIO', 3: 'IOCB_FLAG_RESFD|IOCB_FLAG_IOPRIO'}[int(t['flags'])]
+    if int(t['flags']) & 1:
+        want['resfd'] = t['resfd']
+    if int(t['key']):
+        want['key'] = t['key']
+    return want
+
+
+def compare_iocb(tally, where, got, want):
+    if want is None:
+        if got['state'] == 'ok':
+            tally.errors.append(f'{where}: printed as read, but the workload had nothing readable there')
+        else:
+            tally.unreadable(where, got['state'], False)
+        return
+    if got['addr'] is None or got['fields'] is None:
+        tally.unreadable(where, got['state'], True)
+        return
+    marked = got['state'] != 'ok'
+    tally.value(f'{where}.addr', got['addr'], hx(want['addr']), marked)
+    exp = expect_iocb_fields(want)
+    if set(got['fields']) != set(exp) and not marked:
+        tally.errors.append(f'{where}: fields {sorted(got["fields"])} != {sorted(exp)}')
+    for k, v in exp.items():
+        tally.value(f'{where}.{k}', got['fields'].get(k), v, marked)
+
+
+def expected_args(c):
+    sc = c['syscall']
+    if sc == 'io_setup':
+        return [c['nr_events'], hx(c['ctxp'])]
+    if sc == 'io_destroy':
+        return [hx(c['ctx'])]
+    if sc == 'io_submit':
+        return [hx(c['ctx']), c['nr'], hx(c['iocbpp'])]
+    if sc == 'io_cancel':
+        return [hx(c['ctx']), hx(c['iocb']), hx(c['result'])]
+    args = [hx(c['ctx']), c['min_nr'], c['nr'], hx(c['events']), hx(c['timeout'])]
+    if sc == 'io_pgetevents':
+        args.append(hx(c['usig']))
+    return args
+
+
+def compare_call(tally, where, got, want, max_iocbs, submitted_fd):
+    c = want['call']
+    h = got['hdr']
+    if h['sc'] != c['syscall']:
+        raise Failure(f'{where}: syscall {h["sc"]} where the workload made {c["syscall"]}')
+    if h['dur'] is None:
+        tally.errors.append(f'{where}: enter not seen')
+        return
+    if h['args'] != expected_args(c):
+        tally.errors.append(f'{where}: args {h["args"]} != {expected_args(c)}')
+    if h['ret'] != c['ret']:
+        tally.errors.append(f'{where}: retval {h["ret"]} != {c["ret"]}')
+    sc = c['syscall']
+    if sc == 'io_setup' and int(c['ret']) == 0:
+        v = got['ctx'] or '<missing>'
+        marked = v.endswith(' [stale]') or v.startswith('<')
+        tally.value(f'{where}.ctx', v.replace(' [stale]', ''), hx(want['ctx']['value']), marked)
+    if sc == 'io_submit':
+        ret, nr = int(c['ret']), int(c['nr'])
+        wanted = ret if ret > 0 else max(nr, 0)
+        shown = min(wanted, max_iocbs)
+        if sorted(got['iocbs']) != list(range(shown)):
+            tally.errors.append(f'{where}: iocb lines {sorted(got["iocbs"])}, expected 0..{shown - 1}')
+        if wanted > shown and got['more'] != wanted - shown:
+            tally.errors.append(f'{where}: truncation line says {got["more"]}, expected {wanted - shown}')
+        truth = {int(t['i']): t for t in want['iocbs']}
+        for i, g in got['iocbs'].items():
+            compare_iocb(tally, f'{where}.iocb[{i}]', g, truth.get(i))
+        if ret > 0:
+            for t in want['iocbs'][:ret]:
+                submitted_fd[int(t['addr'], 16)] = t['fd']
+    if sc == 'io_cancel':
+        compare_iocb(tally, f'{where}.iocb', got['cancel_iocb'], want['iocbs'][0])
+    if sc in ('io_getevents', 'io_pgetevents'):
+        if want['timeout']:
+            t = want['timeout']
+            v = got['timeout'] or '<missing>'
+            marked = v.endswith(' [stale]') or v.startswith('<')
+            tally.value(f'{where}.timeout', v.replace(' [stale]', ''), '%s.%09d' % (t['sec'], int(t['nsec'])), marked)
+        n = max(int(c['ret']), 0)
+        if sorted(got['events']) != list(range(min(n, max_iocbs))):
+            tally.errors.append(f'{where}: event lines {sorted(got["events"])}, expected {min(n, max_iocbs)}')
+        for t in want['events']:
+            i = int(t['i'])
+            g = got['events'].get(i)
+            if g is None:
+                continue
+            w = f'{where}.event[{i}]'
+            tally.value(f'{w}.addr', g['addr'], hx(t['addr']), False)
+            if g['fields'] is None:
+                tally.unreadable(w, g['state'], True)
+                continue
+            marked = g['state'] != 'ok'
+            f = g['fields']
+            tally.value(f'{w}.obj', f.get('iocb'), hx(t['obj']), marked)
+            tally.value(f'{w}.data', f.get('data'), hx(t['data']), marked)
+            res = f.get('res', '').split(' ')[0]
+            tally.value(f'{w}.res', res, t['res'], marked)
+            tally.value(f'{w}.res2', f.get('res2'), t['res2'], marked)
+            want_fd = submitted_fd.pop(int(t['obj'], 16), None)
+            if f.get('fd') == '?':
+                tally.unreadable(f'{w}.fd', 'not matched to its submit', want_fd is not None)
+            else:
+                tally.value(f'{w}.fd', f.get('fd'), want_fd, marked)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--trace', required=True)
+    ap.add_argument('--truth', required=True, action='append')
+    ap.add_argument('--unwatched', action='append', default=[], help='truth of a process that must not appear')
+    ap.add_argument('--max-iocbs', type=int, default=256)
+    ap.add_argument('--strict', action='store_true', help='no value may be marked where the truth is readable')
+    ap.add_argument('--expect-migration', action='store_true')
+    a = ap.parse_args()
+
+    calls, other = parse_trace(a.trace)
+    tally = Tally(a.strict)
+    n_calls = 0
+    for path in a.truth:
+        process, truth_calls, migrations = parse_truth(path)
+        pid = process['pid']
+        mine = [c for c in calls if c['hdr']['pid'] == pid]
+        by_tid = {}
+        for c in mine:
+            by_tid.setdefault(c['hdr']['tid'], []).append(c)
+        want_by_tid = {}
+        for c in truth_calls:
+            want_by_tid.setdefault(c['call']['tid'], []).append(c)
+        if set(by_tid) != set(want_by_tid):
+            raise Failure(f'pid {pid}: threads traced {sorted(by_tid)} != threads that made calls {sorted(want_by_tid)}')
+        for tid, wants in want_by_tid.items():
+            gots = by_tid[tid]
+            if len(gots) != len(wants):
+                raise Failure(f'tid {tid}: {len(gots)} calls traced, the workload made {len(wants)}: '
+                              f'{[g["hdr"]["sc"] for g in gots]} vs {[w["call"]["syscall"] for w in wants]}')
+            submitted_fd = {}
+            for k, (g, w) in enumerate(zip(gots, wants)):
+                if g['hdr']['comm'] != process['comm']:
+                    tally.errors.append(f'tid {tid} call {k}: comm {g["hdr"]["comm"]!r} != {process["comm"]!r}')
+                compare_call(tally, f'tid {tid} call {k} ({w["call"]["syscall"]})', g, w, a.max_iocbs, submitted_fd)
+            n_calls += len(wants)
+        if a.expect_migration:
+            if not migrations:
+                raise Failure('the workload recorded no migration')
+            for m in migrations:
+                if m['cpu_before'] == m['cpu_after']:
+                    raise Failure(f'thread {m["tid"]} did not change CPU ({m}): the test did not test migration')
+    for path in a.unwatched:
+        process, _, _ = parse_truth(path)
+        seen = [c for c in calls if c['hdr']['pid'] == process['pid']]
+        if seen:
+            raise Failure(f'unwatched pid {process["pid"]} appears in the trace {len(seen)} times')
+    for line in other:
+        if line.startswith('[lost]'):
+            tally.errors.append(f'records lost: {line}')
+
+    print(f'compare: {n_calls} calls matched; values: {tally.correct} correct, {tally.marked} marked '
+          f'(stale/unreadable), {tally.wrong} wrong but printed as true')
+    if tally.errors:
+        for e in tally.errors[:40]:
+            print('  ' + e)
+        if len(tally.errors) > 40:
+            print(f'  ... {len(tally.errors) - 40} more')
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except Failure as e:
+        print(f'compare: FAIL: {e}')
+        sys.exit(1)

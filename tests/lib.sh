@@ -1,0 +1,60 @@
+# Helpers for the tests that run against the real kernel.  Sourced; expects top_builddir and top_srcdir.
+set -u
+
+AIOTRACED=${top_builddir:?}/aiotraced
+WORKLOAD=${top_builddir}/tests/aio-workload
+PYTHON3=${PYTHON3:-python3}
+T=$(mktemp -d /tmp/aiotraced-test.XXXXXX)
+DAEMON_PID=
+
+cleanup() {
+        [ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() {
+        echo "FAIL: $*"
+        exit 1
+}
+
+# Skip (77) only where the privilege really is missing.
+need_tracing() {
+        if [ "$(id -u)" != 0 ]; then
+                echo "SKIP: needs root (perf tracepoint samples of other processes, process_vm_readv)"
+                exit 77
+        fi
+        if ! grep -q tracefs /proc/mounts && [ ! -d /sys/kernel/tracing/events ]; then
+                mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || {
+                        echo "SKIP: tracefs cannot be mounted here"
+                        exit 77
+                }
+        fi
+}
+
+# start_daemon CONFIG OUT: runs aiotraced in the foreground, waits until its events are enabled.
+start_daemon() {
+        "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
+        DAEMON_PID=$!
+        for _ in $(seq 500); do
+                grep -q '^\[info\] tracking aio starts' "$2" 2>/dev/null && return 0
+                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$2.err"; fail "aiotraced exited at start"; }
+                sleep 0.01
+        done
+        fail "aiotraced did not start within 5 s"
+}
+
+stop_daemon() {
+        kill -INT "$DAEMON_PID"
+        wait "$DAEMON_PID"
+        local rc=$?
+        DAEMON_PID=
+        [ "$rc" = 0 ] || { cat "$1.err"; fail "aiotraced exited with $rc"; }
+        grep -q '^\[stats\] ' "$1" || fail "no stats line at exit"
+}
+
+write_config() { # FILE, then config lines
+        local f=$1
+        shift
+        printf '%s\n' "$@" >"$f"
+}
