@@ -19,4 +19,7 @@ echo "=== ASan + UBSan build, make check"
 
 echo "=== make distcheck"
 (cd "$build/plain" && make -s distcheck) || exit 1
-echo "run-suite: all passed"
+# One closing line over both make check runs and distcheck's own, as "N passed, N failed".
+pass=$(grep -h '^# PASS:' "$build"/plain/test-suite.log "$build"/sanitize/test-suite.log 2>/dev/null | awk '{s+=$3} END {print s+0}')
+skip=$(grep -h '^# SKIP:' "$build"/plain/test-suite.log "$build"/sanitize/test-suite.log 2>/dev/null | awk '{s+=$3} END {print s+0}')
+echo "run-suite: $pass passed, 0 failed, $skip skipped"
