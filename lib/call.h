@@ -56,6 +56,7 @@ struct trace_stats {
         uint64_t foreign;        /* samples of events that are not ours */
         uint64_t remote_reads;   /* process_vm_readv calls made */
         uint64_t duplicates;     /* records seen twice while an event set was being replaced, dropped */
+        uint64_t no_memory;      /* records dropped because the thread table could not grow */
 };
 
 struct call_ctx {

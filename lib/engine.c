@@ -90,10 +90,7 @@ static void emit(struct engine *e, const struct entry *en) {
                 e->cb.emit(e->cb.userdata, en);
 }
 
-static void handle_enter(struct engine *e, const struct sample *s, const struct event_desc *d) {
-        struct thread *th = thread_get(&e->threads, s->tid);
-        if (!th)
-                return;
+static void handle_enter(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
         if (th->enter)
                 e->stats.unpaired_enter++; /* its exit never came: lost, or the thread died in the call */
         th->pid = s->pid;
@@ -111,10 +108,8 @@ static int64_t sign_extend(uint64_t v, unsigned size) {
         return (int64_t) (v << shift) >> shift;
 }
 
-static void handle_exit(struct engine *e, const struct sample *s, const struct event_desc *d) {
-        struct thread *th = thread_get(&e->threads, s->tid);
-        if (!th)
-                return;
+/* th is not used after augmenting: the rescan may grow the thread table and move it. */
+static void handle_exit(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
         th->pid = s->pid;
         if (!th->comm_known)
                 read_comm(e, th);
@@ -173,33 +168,30 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
                 e->stats.foreign++;
                 return;
         }
-        if (d->kind != EVENT_FORK) {
-                /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come
-                 * from different perf events, one event set is being replaced by another: the same hit twice. */
-                struct thread *th = thread_get(&e->threads, s.tid);
-                if (!th)
-                        return;
-                if (th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {
-                        e->stats.duplicates++;
-                        return;
-                }
-                th->last_tp = d->tp_id;
-                th->last_id = s.id;
-        }
-        switch (d->kind) {
-        case EVENT_SYS_ENTER:
-                handle_enter(e, &s, d);
-                break;
-        case EVENT_SYS_EXIT:
-                handle_exit(e, &s, d);
-                break;
-        case EVENT_FORK:
+        if (d->kind == EVENT_FORK) {
                 if (e->cb.fork)
                         e->cb.fork(e->cb.userdata,
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[0].offset, d->args[0].size),
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size));
-                break;
+                return;
         }
+        struct thread *th = thread_get(&e->threads, s.tid);
+        if (!th) {
+                e->stats.no_memory++;
+                return;
+        }
+        /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come from
+         * different perf events, one event set is being replaced by another: the same hit twice. */
+        if (th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {
+                e->stats.duplicates++;
+                return;
+        }
+        th->last_tp = d->tp_id;
+        th->last_id = s.id;
+        if (d->kind == EVENT_SYS_ENTER)
+                handle_enter(e, th, &s, d);
+        else
+                handle_exit(e, th, &s, d);
 }
 
 static void handle_record(struct engine *e, size_t ring, const struct perf_event_header *h) {

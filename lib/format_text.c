@@ -264,6 +264,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "unpaired_enter", s->unpaired_enter }, { "unpaired_exit", s->unpaired_exit },
                 { "unmatched", s->unmatched },     { "inflight_full", s->inflight_full },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
+                { "no_memory", s->no_memory },
                 { "remote_reads", s->remote_reads },
         };
         outbuf_puts(b, "[stats]");
