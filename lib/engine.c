@@ -69,7 +69,7 @@ static void note_record(void *userdata, uint32_t tid, uint64_t time) {
         struct engine *e = userdata;
         struct thread *th = thread_get(&e->threads, tid);
         if (!th)
-                return;
+                return; /* the reader then finds no thread and marks what it read stale */
         if (time > th->newest_seen)
                 th->newest_seen = time;
         /* as early as possible: a short-lived thread may be gone by the time its records are processed */
@@ -148,7 +148,7 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                  * record of it, what was read cannot be vouched for. */
                 rescan(e);
                 const struct thread *now = thread_find(&e->threads, s->tid);
-                if (now && now->newest_seen > s->time)
+                if (!now || now->newest_seen > s->time) /* not found: nothing vouches for the read either */
                         call_mark_stale(&e->cctx, call);
                 call_commit(&e->cctx, call);
         }
