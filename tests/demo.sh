@@ -5,8 +5,8 @@ set -eu
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "run as root: tracing other processes needs it"; exit 4; }
 sh tests/deps.sh >/dev/null
-[ -x configure ] || autoreconf -fi
-[ -f Makefile ] || ./configure
+[ -x configure ] || autoreconf -fi >/dev/null 2>&1
+[ -f Makefile ] || ./configure -q
 make -j"$(nproc)" aiotraced tests/aio-workload >/dev/null
 ./aiotraced -f -c etc/aiotraced.conf &
 TRACER=$!
