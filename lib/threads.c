@@ -71,6 +71,9 @@ struct thread *thread_get(struct thread_table *t, uint32_t tid) {
 }
 
 void thread_table_sweep(struct thread_table *t, uint64_t processed_up_to) {
-        /* Rebuilding in place of deleting keeps the probe chains valid without tombstones. */
-        (void) rehash(t, t->cap, processed_up_to, true);
+        /* Rebuilding in place of deleting keeps the probe chains valid without tombstones.  When most threads
+         * are still live, grow as well: otherwise every drain would rebuild a table it cannot shrink. */
+        size_t cap = t->cap;
+        if (rehash(t, cap, processed_up_to, true) == 0 && t->used * 2 > t->cap)
+                (void) rehash(t, cap * 2, 0, false);
 }
