@@ -276,9 +276,13 @@ static int run(struct daemon *d) {
                 }
         }
 
-        /* Stop the kernel writing, then take everything the rings still hold. */
+        /* Stop the kernel writing, then take everything the rings still hold, then settle the account: what the
+         * kernel counted and neither reached us nor was reported lost. */
         perf_session_disable(&d->perf);
         drain(d, UINT64_MAX);
+        for (size_t i = 0; i < d->perf.n_cpus; i++)
+                engine_account_lost(&d->engine, i, perf_session_produced(&d->perf, i));
+        sink_flush(d->sink);
         return EXIT_OK;
 }
 

@@ -110,6 +110,24 @@ static void explain_open_error(int r, const char *system, const char *name, int 
                 snprintf(error, error_size, "perf_event_open %s:%s on CPU %d: %s", system, name, cpu, strerror(-r));
 }
 
+static uint64_t set_count(const int *fds, size_t n) {
+        uint64_t sum = 0;
+        for (size_t k = 0; fds && k < n; k++) {
+                uint64_t v;
+                if (fds[k] >= 0 && read(fds[k], &v, sizeof(v)) == (ssize_t) sizeof(v))
+                        sum += v;
+        }
+        return sum;
+}
+
+/* Disabled before it is counted, so no sample lands in the ring after the count. */
+static void retire_set(struct perf_cpu *pc, size_t n) {
+        for (size_t k = 0; pc->fds && k < n; k++)
+                if (pc->fds[k] >= 0)
+                        (void) ioctl(pc->fds[k], PERF_EVENT_IOC_DISABLE, 0);
+        pc->produced += set_count(pc->fds, n);
+}
+
 static void close_set(int *fds, size_t n) {
         for (size_t k = 0; fds && k < n; k++)
                 if (fds[k] >= 0)
@@ -224,11 +242,16 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         close_set(sets[i], t->n_events);
                         continue;
                 }
+                retire_set(pc, ps->n_events);
                 close_set(pc->fds, ps->n_events);
                 pc->fds = sets[i];
         }
         free(sets);
         return r < 0 ? r : 0;
+}
+
+uint64_t perf_session_produced(const struct perf_session *ps, size_t i) {
+        return ps->cpus[i].produced + set_count(ps->cpus[i].fds, ps->n_events);
 }
 
 int perf_session_disable(struct perf_session *ps) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "events.h"
 #include "ring.h"
@@ -15,6 +16,7 @@ struct perf_cpu {
         int *fds; /* the current set: one per event of the table */
         void *map;
         size_t map_size;
+        uint64_t produced; /* samples the kernel generated on this CPU, by the event counts of retired sets */
 };
 
 struct perf_session {
@@ -33,4 +35,7 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
                         const char *fork_filter, char *error, size_t error_size);
 int perf_session_disable(struct perf_session *ps);
+/* Samples generated on CPU index i so far (retired sets and the current one): every hit that passed the filter,
+ * whether the ring had room for it or not.  Exact once the events are disabled. */
+uint64_t perf_session_produced(const struct perf_session *ps, size_t i);
 void perf_session_close(struct perf_session *ps);

@@ -23,7 +23,8 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 e->opt.proc_root = "/proc";
         e->cursors = calloc(n_rings ? n_rings : 1, sizeof(*e->cursors));
         e->lost_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_per_ring));
-        if (!e->cursors || !e->lost_per_ring)
+        e->samples_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->samples_per_ring));
+        if (!e->cursors || !e->lost_per_ring || !e->samples_per_ring)
                 goto fail;
         if (thread_table_init(&e->threads, 1024) < 0)
                 goto fail;
@@ -43,8 +44,10 @@ void engine_done(struct engine *e) {
         thread_table_done(&e->threads);
         free(e->cursors);
         free(e->lost_per_ring);
+        free(e->samples_per_ring);
         e->cursors = NULL;
         e->lost_per_ring = NULL;
+        e->samples_per_ring = NULL;
 }
 
 static void read_comm(const struct engine *e, struct thread *th) {
@@ -194,10 +197,23 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
                 handle_exit(e, th, &s, d);
 }
 
+static void report_lost(struct engine *e, size_t ring, uint64_t time, uint64_t lost) {
+        e->stats.lost += lost;
+        e->lost_per_ring[ring] += lost;
+        emit(e, &(struct entry) { .kind = ENTRY_LOST, .time = time, .cpu = (uint32_t) e->rings[ring].cpu, .lost = lost });
+}
+
+void engine_account_lost(struct engine *e, size_t ring, uint64_t produced) {
+        uint64_t seen = e->samples_per_ring[ring] + e->lost_per_ring[ring];
+        if (produced > seen)
+                report_lost(e, ring, e->processed_up_to, produced - seen);
+}
+
 static void handle_record(struct engine *e, size_t ring, const struct perf_event_header *h) {
         e->stats.records++;
         switch (h->type) {
         case PERF_RECORD_SAMPLE:
+                e->samples_per_ring[ring]++;
                 handle_sample(e, h);
                 break;
         case PERF_RECORD_LOST: {
@@ -206,10 +222,7 @@ static void handle_record(struct engine *e, size_t ring, const struct perf_event
                         e->stats.bad_records++;
                         break;
                 }
-                e->stats.lost += l.lost;
-                e->lost_per_ring[ring] += l.lost;
-                emit(e, &(struct entry) {
-                        .kind = ENTRY_LOST, .time = l.time, .cpu = (uint32_t) e->rings[ring].cpu, .lost = l.lost });
+                report_lost(e, ring, l.time, l.lost);
                 break;
         }
         default:

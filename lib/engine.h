@@ -37,7 +37,8 @@ struct ring_cursor {
 struct engine {
         struct ring *rings;
         struct ring_cursor *cursors;
-        uint64_t *lost_per_ring;
+        uint64_t *lost_per_ring;    /* reported by PERF_RECORD_LOST */
+        uint64_t *samples_per_ring; /* read, whatever they turned out to be */
         size_t n_rings;
         const struct event_table *events;
         struct thread_table threads;
@@ -57,3 +58,8 @@ void engine_done(struct engine *e);
 /* Process, in time order, every record the rings hold with a time <= until (UINT64_MAX: all of them).
  * Returns true when records newer than `until` were left for a later drain. */
 bool engine_drain(struct engine *e, uint64_t until);
+
+/* At the end, with the events disabled and the rings drained: the kernel counted `produced` samples on ring i;
+ * those neither read nor reported by a LOST record were dropped when the ring was full and no later record
+ * came to carry the LOST record.  Reports them as a loss of that CPU. */
+void engine_account_lost(struct engine *e, size_t ring, uint64_t produced);

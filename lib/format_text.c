@@ -258,7 +258,8 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 const char *name;
                 uint64_t value;
         } f[] = {
-                { "records", s->records },         { "calls", s->calls },
+                { "records", s->records },         { "samples", s->samples },
+                { "calls", s->calls },
                 { "lost", s->lost },               { "stale", s->stale },
                 { "unreadable", s->unreadable },   { "truncated", s->truncated },
                 { "unpaired_enter", s->unpaired_enter }, { "unpaired_exit", s->unpaired_exit },

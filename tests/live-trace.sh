@@ -60,4 +60,20 @@ stop_daemon "$T/pid.out"
 grep -q "^\[info\] following thread" "$T/pid.out" || fail "the new thread was not followed"
 compare --trace "$T/pid.out" --truth "$T/pid.truth" --strict --expect-migration
 
+echo "== 6. a ring that overflows: read + lost = produced, exactly, and every loss reported"
+write_config "$T/lost.conf" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 1;'
+start_daemon "$T/lost.conf" "$T/lost.out"
+kill -STOP "$DAEMON_PID" # the kernel keeps writing into rings nobody reads
+for i in $(seq 10); do "$WORKLOAD" --dir "$T/w1" --truth "$T/lost.$i.truth" || fail "workload failed"; done
+kill -CONT "$DAEMON_PID"
+stop_daemon "$T/lost.out"
+produced=$(( 2 * $(cat "$T"/lost.*.truth | grep -c '^call ') )) # one enter and one exit per call
+sum=$(sed -n 's/^\[lost\] cpu [0-9]*: \([0-9]*\) records lost (ring full)$/\1/p' "$T/lost.out" | awk '{s += $1} END {print s + 0}')
+lost=$(sed -n 's/^\[stats\].* lost = \([0-9]*\),.*/\1/p' "$T/lost.out")
+samples=$(sed -n 's/^\[stats\].* samples = \([0-9]*\),.*/\1/p' "$T/lost.out")
+echo "produced $produced, read $samples, lost $lost (in [lost] lines: $sum)"
+[ "$lost" -gt 0 ] || fail "a one-page ring nobody read did not overflow"
+[ "$sum" = "$lost" ] || fail "the [lost] lines say $sum, the stats line $lost"
+[ $((samples + lost)) = "$produced" ] || fail "read $samples + lost $lost != produced $produced"
+
 echo "PASS"

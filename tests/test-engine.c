@@ -155,6 +155,15 @@ int main(void) {
         CHECK_EQ(e.stats.duplicates, 1);
         CHECK_EQ(e.stats.calls, 5);
 
+        /* At the end: what the kernel counted beyond what was read or reported is a loss, said once. */
+        outbuf_reset(&out);
+        uint64_t lost_before = e.stats.lost;
+        engine_account_lost(&e, 1, e.samples_per_ring[1] + e.lost_per_ring[1] + 3);
+        engine_account_lost(&e, 0, e.samples_per_ring[0] + e.lost_per_ring[0]); /* nothing missing: nothing said */
+        outbuf_putc(&out, 0);
+        CHECK_STR(out.data, "[lost] cpu 1: 3 records lost (ring full)\n");
+        CHECK_EQ(e.stats.lost, lost_before + 3);
+
         engine_done(&e);
         ring_done(&rings[0]);
         ring_done(&rings[1]);
