@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The tests' AIO workload: makes native AIO calls with raw syscalls and writes the ground truth of each one
  * (what it passed, what the kernel returned, what it found in memory afterwards) so the tracer's output can be
- * compared with it field by field.  Memory handed to the kernel is never reused or freed before exit, so a
- * correct reader can always find the values that were true at the call. */
+ * compared with it field by field.  By default memory handed to the kernel is never reused or freed before exit,
+ * so a correct reader can always find the values that were true at the call; --idiom reuses it at once, as real
+ * programs do. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -355,6 +356,71 @@ static void run_truth(void) {
         do_destroy(ctx);
 }
 
+/* How real programs call AIO: the iocb pointer array lives on the stack of a function that returns right after
+ * io_submit, the iocbs come from a small pool reused at once, and one io_event buffer serves every reap.  The
+ * truth is written while the memory still holds what the call saw; a reader that comes later finds it reused. */
+static unsigned idiom_rounds = 2000;
+
+struct idiom {
+        int fd;
+        char *buf;
+        struct iocb pool[4];
+        struct io_event events[8];
+};
+
+static long __attribute__((noinline)) submit_from_stack(aio_context_t ctx, struct idiom *w, unsigned round, unsigned n) {
+        struct iocb *iocbpp[4];
+        for (unsigned i = 0; i < n; i++) {
+                struct iocb *cb = &w->pool[i];
+                *cb = (struct iocb) {
+                        .aio_lio_opcode = (round + i) % 3 == 0 ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD,
+                        .aio_fildes = (uint32_t) w->fd,
+                        .aio_buf = (uint64_t) (uintptr_t) (w->buf + 4096 * i),
+                        .aio_nbytes = 512u << (round % 4),
+                        .aio_offset = (int64_t) (4096 * ((round * 4 + i) % 256)),
+                        .aio_data = ((uint64_t) gettid_() << 32) | ((uint64_t) round << 4) | i,
+                };
+                iocbpp[i] = cb;
+        }
+        return do_submit(ctx, n, iocbpp, n);
+}
+
+static void *idiom_thread(void *arg) {
+        struct idiom *w = arg;
+        aio_context_t ctx = do_setup(16);
+        for (unsigned round = 0; round < idiom_rounds; round++) {
+                unsigned n = 1 + round % 4;
+                long r = submit_from_stack(ctx, w, round, n);
+                if (r != (long) n)
+                        die("io_submit (idiom)");
+                for (long got = 0; got < r;) {
+                        long e = do_getevents(round % 2, ctx, 1, r - got, w->events, NULL);
+                        if (e < 0)
+                                die("io_getevents (idiom)");
+                        got += e;
+                }
+        }
+        do_destroy(ctx);
+        return NULL;
+}
+
+static void run_idiom(unsigned threads) {
+        pthread_t t[64];
+        struct idiom *w = calloc(threads, sizeof(*w));
+        char name[32];
+        if (!w || threads > 64)
+                die("idiom threads");
+        for (unsigned i = 0; i < threads; i++) {
+                snprintf(name, sizeof(name), "idiom%u.dat", i);
+                w[i].fd = open_file(name, 1 << 20);
+                w[i].buf = aligned_alloc(4096, 4 * 4096);
+                memset(w[i].buf, 'y', 4 * 4096);
+                pthread_create(&t[i], NULL, idiom_thread, &w[i]);
+        }
+        for (unsigned i = 0; i < threads; i++)
+                pthread_join(t[i], NULL);
+}
+
 /* Requests left in flight for the harness to kill us with. */
 static void run_hold(void) {
         aio_context_t ctx = do_setup(16);
@@ -376,10 +442,12 @@ int main(int argc, char **argv) {
                 { "truth", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
-                { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' }, {},
+                { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' },
+                { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
+        unsigned idiom_threads = 0;
         bool hold = false;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -408,9 +476,15 @@ int main(int argc, char **argv) {
                 case 'T':
                         thread_delay_ms = (unsigned) strtoul(optarg, NULL, 10);
                         break;
+                case 'i':
+                        idiom_threads = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'r':
+                        idiom_rounds = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
                 default:
                         fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "
-                                        "[--pause-us N] [--linger-ms N] [--hold]\n");
+                                        "[--pause-us N] [--linger-ms N] [--hold] [--idiom THREADS [--rounds N]]\n");
                         return 2;
                 }
         truth = fopen(truth_path, "we");
@@ -424,7 +498,10 @@ int main(int argc, char **argv) {
         usleep(start_delay_ms * 1000);
         if (hold)
                 run_hold();
-        run_truth();
+        if (idiom_threads)
+                run_idiom(idiom_threads);
+        else
+                run_truth();
         /* Stay alive so a reader that runs after the calls can still reach this memory. */
         usleep(linger_ms * 1000);
         fclose(truth);

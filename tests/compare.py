@@ -312,8 +312,11 @@ def main():
         for tid, wants in want_by_tid.items():
             gots = by_tid[tid]
             if len(gots) != len(wants):
-                raise Failure(f'tid {tid}: {len(gots)} calls traced, the workload made {len(wants)}: '
-                              f'{[g["hdr"]["sc"] for g in gots]} vs {[w["call"]["syscall"] for w in wants]}')
+                first = next((k for k, (g, w) in enumerate(zip(gots, wants))
+                              if g['hdr']['sc'] != w['call']['syscall']), min(len(gots), len(wants)))
+                raise Failure(f'tid {tid}: {len(gots)} calls traced, the workload made {len(wants)}; first '
+                              f'difference at call {first}: traced {[g["hdr"]["sc"] for g in gots[first:first + 3]]}, '
+                              f'made {[w["call"]["syscall"] for w in wants[first:first + 3]]}')
             submitted_fd = {}
             for k, (g, w) in enumerate(zip(gots, wants)):
                 if g['hdr']['comm'] != process['comm']:
