@@ -407,6 +407,7 @@ int main(int argc, char **argv) {
                 .max_iocbs_per_call = d.config->max_iocbs_per_call,
                 .max_inflight = d.config->max_inflight,
                 .read_memory = true,
+                .replaced_sets = true,
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .userdata = &d };
         r = engine_init(&d.engine, d.perf.rings, d.perf.n_cpus, d.events, &eo, &cb);

@@ -133,6 +133,14 @@ void call_commit(struct call_ctx *c, struct aio_call *call) {
         }
 }
 
+/* The one place memory is read: from the capture when there is one, else from the process now. */
+static void read_chunks(struct call_ctx *c, const struct aio_call *call, struct remote_chunk *chunks, size_t n) {
+        if (c->capture)
+                capture_view_fill(c->capture, chunks, n);
+        else
+                c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, chunks, n);
+}
+
 static void count_unreadable(struct call_ctx *c, enum mem_state s) {
         if (s != MEM_OK && s != MEM_NOT_READ)
                 c->stats->unreadable++;
@@ -144,10 +152,10 @@ static void augment_context(struct call_ctx *c, struct aio_call *call) {
         if (call->syscall != AIO_IO_SETUP || call->ret != 0 || !call->enter_seen)
                 return;
         uint8_t raw[8];
-        int r = remote_read((pid_t) call->pid, call->args[1], raw, sizeof(raw));
-        c->stats->remote_reads++;
-        call->aux_state = mem_state_from_errno(-r);
-        if (r == 0)
+        struct remote_chunk chunk = { .addr = call->args[1], .buf = raw, .len = sizeof(raw) };
+        read_chunks(c, call, &chunk, 1);
+        call->aux_state = chunk.state;
+        if (chunk.state == MEM_OK)
                 call->aux[0] = load_u64(raw);
         count_unreadable(c, call->aux_state);
 }
@@ -178,7 +186,7 @@ static void sum_iovecs(struct call_ctx *c, struct aio_call *call) {
         }
         if (n_chunks == 0)
                 return;
-        c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, c->chunks, n_chunks);
+        read_chunks(c, call, c->chunks, n_chunks);
         for (size_t k = 0; k < n_chunks; k++) {
                 struct iocb_info *cb = &call->iocbs[owner[k]];
                 cb->iov_state = c->chunks[k].state;
@@ -212,7 +220,7 @@ static void augment_submit(struct call_ctx *c, struct aio_call *call) {
                 c->chunks[i] = (struct remote_chunk) {
                         .addr = iocbpp + 8ull * i, .buf = &c->ptrs[i], .len = sizeof(uint64_t),
                 };
-        c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, c->chunks, n);
+        read_chunks(c, call, c->chunks, n);
 
         unsigned n_chunks = 0;
         unsigned *owner = c->owner;
@@ -236,7 +244,7 @@ static void augment_submit(struct call_ctx *c, struct aio_call *call) {
                         .addr = call->iocbs[owner[k]].addr, .buf = c->raw + (size_t) k * IOCB_SIZE, .len = IOCB_SIZE,
                 };
         if (n_chunks)
-                c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, c->chunks, n_chunks);
+                read_chunks(c, call, c->chunks, n_chunks);
         for (unsigned k = 0; k < n_chunks; k++) {
                 struct iocb_info *cb = &call->iocbs[owner[k]];
                 if (c->chunks[k].state == MEM_OK)
@@ -279,7 +287,7 @@ static void augment_getevents(struct call_ctx *c, struct aio_call *call) {
                 };
         if (k == 0)
                 return;
-        c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, c->chunks, k);
+        read_chunks(c, call, c->chunks, k);
 
         const struct remote_chunk *ev_chunks = c->chunks;
         if (timeout) {
@@ -323,7 +331,7 @@ static void augment_cancel(struct call_ctx *c, struct aio_call *call) {
         c->chunks[k++] = (struct remote_chunk) { .addr = iocb, .buf = raw, .len = sizeof(raw) };
         if (call->ret == 0)
                 c->chunks[k++] = (struct remote_chunk) { .addr = result, .buf = c->raw, .len = IO_EVENT_SIZE };
-        c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, c->chunks, k);
+        read_chunks(c, call, c->chunks, k);
 
         if (c->chunks[0].state == MEM_OK)
                 iocb_decode(&call->cancel_iocb, raw);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "aio_decode.h"
+#include "capture_view.h"
 #include "events.h"
 #include "inflight.h"
 #include "remote.h"
@@ -55,6 +56,8 @@ struct trace_stats {
         uint64_t bad_bytes;      /* ring bytes skipped after a malformed record */
         uint64_t foreign;        /* samples of events that are not ours */
         uint64_t remote_reads;   /* process_vm_readv calls made */
+        uint64_t captured;       /* calls whose memory the kernel captured during the call */
+        uint64_t bad_captures;   /* captures that did not hold together: their calls were read afterwards */
         uint64_t duplicates;     /* records seen twice while an event set was being replaced, dropped */
         uint64_t no_memory;      /* records dropped because the thread table could not grow */
 };
@@ -63,6 +66,8 @@ struct call_ctx {
         unsigned max_iocbs;
         struct inflight_table *inflight;
         struct trace_stats *stats;
+        /* the memory the kernel captured for the call being augmented; NULL: read it now with process_vm_readv */
+        struct capture_view *capture;
         /* scratch, sized max_iocbs, reused for every call */
         struct iocb_info *iocbs;
         struct event_info *events;

@@ -166,6 +166,23 @@ static int parse_output(const struct parse *p, const config_setting_t *g, struct
         return 0;
 }
 
+static int parse_capture(const struct parse *p, const config_setting_t *s, struct config *c) {
+        static const char *const names[] = {
+                [CAPTURE_AUTO] = "auto", [CAPTURE_BPF] = "bpf", [CAPTURE_REMOTE_READ] = "remote-read",
+        };
+        const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
+        for (size_t i = 0; v && i < ELEMENTSOF(names); i++)
+                if (strcmp(v, names[i]) == 0) {
+                        c->capture = (enum capture_mode) i;
+                        return 0;
+                }
+        return fail(p, s, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
+}
+
+const char *capture_mode_name(enum capture_mode m) {
+        return m == CAPTURE_BPF ? "bpf" : m == CAPTURE_REMOTE_READ ? "remote-read" : "auto";
+}
+
 int config_load(const char *path, struct config **ret, char *error, size_t error_size) {
         char dummy[1];
         struct parse p = { .path = path, .error = error ? error : dummy, .error_size = error ? error_size : 1 };
@@ -215,10 +232,12 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                         r = get_uint(&p, s, 16, 16u << 20, false, &c->max_inflight);
                 else if (strcmp(name, "output") == 0)
                         r = parse_output(&p, s, c);
+                else if (strcmp(name, "capture") == 0)
+                        r = parse_capture(&p, s, c);
                 else
                         r = fail(&p, s,
-                                 "unknown key '%s' (known: watch, ring_pages, max_iocbs_per_call, drain_interval_ms, "
-                                 "max_inflight, output)",
+                                 "unknown key '%s' (known: watch, capture, ring_pages, max_iocbs_per_call, "
+                                 "drain_interval_ms, max_inflight, output)",
                                  name);
         }
 out:

@@ -26,8 +26,18 @@ enum output_format {
         OUTPUT_TEXT,
 };
 
+/* Where the iocbs and io_events come from. */
+enum capture_mode {
+        CAPTURE_AUTO,        /* in the kernel during the call where allowed, else remote-read */
+        CAPTURE_BPF,         /* in the kernel, or refuse to start */
+        CAPTURE_REMOTE_READ, /* process_vm_readv after the call: may be stale, and marked so */
+};
+
+const char *capture_mode_name(enum capture_mode m);
+
 struct config {
         struct watch *watch;
+        enum capture_mode capture;
         size_t n_watch; /* 0: every process */
         unsigned ring_pages;
         unsigned max_iocbs_per_call;

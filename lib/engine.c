@@ -145,7 +145,18 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
         call->comm = comm;
 
         const struct call_handler *h = call_handler_for(d->syscall);
-        if (e->opt.read_memory && h) {
+        struct capture_view capture;
+        int r = capture_view_parse(s->raw, s->raw_size, d->record_size, &capture);
+        if (r == -EBADMSG)
+                e->stats.bad_captures++;
+        if (r == 0 && h) {
+                /* Captured while the caller was still in the call: what the kernel itself read. */
+                e->stats.captured++;
+                e->cctx.capture = &capture;
+                h->augment(&e->cctx, call);
+                e->cctx.capture = NULL;
+                call_commit(&e->cctx, call);
+        } else if (e->opt.read_memory && h) {
                 h->augment(&e->cctx, call);
                 /* The thread may have reused the memory once it returned; if the rings already hold a later
                  * record of it, what was read cannot be vouched for. */
@@ -185,7 +196,7 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
         }
         /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come from
          * different perf events, one event set is being replaced by another: the same hit twice. */
-        if (th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {
+        if (e->opt.replaced_sets && th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {
                 e->stats.duplicates++;
                 return;
         }

@@ -22,7 +22,8 @@ struct engine_callbacks {
 struct engine_options {
         unsigned max_iocbs_per_call;
         size_t max_inflight;
-        bool read_memory; /* augment calls with process_vm_readv */
+        bool read_memory; /* augment calls with process_vm_readv (those the kernel did not capture) */
+        bool replaced_sets; /* event sets are replaced under the rings (filter changes): drop the doubles */
         const char *proc_root; /* "/proc", for reading thread names */
 };
 

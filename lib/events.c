@@ -128,6 +128,11 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
                 return -EPROTO;
         }
         t->common_type = common_type;
+        /* Where the record's fields end: a capture (capture.h) may follow. */
+        for (struct tep_format_field *f = ev->format.common_fields; f; f = f->next)
+                d->record_size = MAX(d->record_size, (unsigned) (f->offset + f->size));
+        for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
+                d->record_size = MAX(d->record_size, (unsigned) (f->offset + f->size));
         t->n_events++;
         return 0;
 }

@@ -41,6 +41,7 @@ struct event_desc {
         enum aio_syscall syscall;
         unsigned n_args;
         struct field_ref args[AIO_ARGS_MAX]; /* enter: the arguments; exit: args[0] is ret; fork: parent, child */
+        unsigned record_size;                /* where the format's last field ends */
 };
 
 #define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 1)

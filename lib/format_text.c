@@ -266,7 +266,8 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "unmatched", s->unmatched },     { "inflight_full", s->inflight_full },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },
-                { "remote_reads", s->remote_reads },
+                { "remote_reads", s->remote_reads }, { "captured", s->captured },
+                { "bad_captures", s->bad_captures },
         };
         outbuf_puts(b, "[stats]");
         for (size_t i = 0; i < ELEMENTSOF(f); i++) {

@@ -17,6 +17,7 @@ static const char *const state_names[_MEM_STATE_MAX] = {
         [MEM_DENIED] = "permission denied",
         [MEM_UNAVAILABLE] = "unreadable",
         [MEM_NOT_READ] = "not read",
+        [MEM_NOT_CAPTURED] = "not captured",
 };
 
 const char *mem_state_name(enum mem_state s) {

@@ -14,6 +14,7 @@ enum mem_state {
         MEM_DENIED,      /* EPERM: not allowed to read it */
         MEM_UNAVAILABLE, /* ENOSYS or another error: cannot read at all */
         MEM_NOT_READ,    /* beyond a configured bound */
+        MEM_NOT_CAPTURED, /* the in-kernel capture has nothing for it (its arguments were not kept at enter) */
         _MEM_STATE_MAX,
 };
 

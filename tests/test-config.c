@@ -40,6 +40,7 @@ static void test_good(void) {
                                       "watch = ( { comm = \"tst\"; }, { comm = \"postgres*\"; }, { pid = 42; } );\n"
                                       "ring_pages = 128;\n"
                                       "max_iocbs_per_call = 16;\n"
+                                      "capture = \"remote-read\";\n"
                                       "output = { sink = \"stdout\"; format = \"text\"; };\n");
         struct config *c = NULL;
         char error[512] = "";
@@ -53,6 +54,7 @@ static void test_good(void) {
         CHECK_EQ(c->ring_pages, 128);
         CHECK_EQ(c->max_iocbs_per_call, 16);
         CHECK_EQ(c->drain_interval_ms, 100); /* default */
+        CHECK(c->capture == CAPTURE_REMOTE_READ);
 
         char *filter = NULL;
         uint32_t tids[] = { 45, 42, 43, 44, 50, 60, 61 };
@@ -83,6 +85,8 @@ int main(void) {
         if (!mkdtemp(dir))
                 return 99;
         test_good();
+        expect_error("capture = \"kernel\";\n", 1, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
+        expect_error("capture = 1;\n", 1, "capture must be one of");
         expect_error("ring_pages = 64;\nbogus = 1;\n", 2, "unknown key 'bogus'");
         expect_error("ring_pages = \"64\";\n", 1, "ring_pages must be an integer");
         expect_error("\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two");

@@ -76,7 +76,8 @@ int main(void) {
         uint64_t ret2[] = { 2 };
         uint64_t getev_args[] = { ctx, 1, 2, (uint64_t) (uintptr_t) evs, (uint64_t) (uintptr_t) &timeout };
         struct engine e;
-        struct engine_options opt = { .max_iocbs_per_call = 256, .max_inflight = 1024, .read_memory = true };
+        struct engine_options opt = { .max_iocbs_per_call = 256, .max_inflight = 1024, .read_memory = true,
+                                     .replaced_sets = true };
         struct engine_callbacks cb = { .emit = collect };
         CHECK_EQ(engine_init(&e, rings, 2, t, &opt, &cb), 0);
 

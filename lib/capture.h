@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The record the in-kernel capture writes at a syscall's exit, shared by the BPF program and the decoder:
+ *
+ *   the tracepoint's own record, laid out as the format file says (CAPTURE_EXIT_RAW_SIZE bytes)
+ *   struct capture_header
+ *   n_segments x { struct capture_segment, then `len` bytes of the caller's memory, padded to 8 }
+ *
+ * Each segment is one region the program read while the caller was still inside the system call, so what it
+ * holds is what the kernel itself read.  Only fixed-size types: this header is compiled for BPF too. */
+
+#ifdef __bpf__
+#include <linux/types.h>
+typedef __u16 capture_u16;
+typedef __u32 capture_u32;
+typedef __u64 capture_u64;
+#else
+#include <stdint.h>
+typedef uint16_t capture_u16;
+typedef uint32_t capture_u32;
+typedef uint64_t capture_u64;
+#endif
+
+#define CAPTURE_MAGIC 0x41494f43u /* "COIA" little-endian: a capture follows */
+#define CAPTURE_VERSION 1
+
+/* common fields (8), __syscall_nr (4, then 4 of padding), ret (8): what every sys_exit_* format says here */
+#define CAPTURE_EXIT_RAW_SIZE 24
+#define CAPTURE_EXIT_NR_OFFSET 8
+#define CAPTURE_EXIT_RET_OFFSET 16
+
+#define CAPTURE_MAX_ITEMS 256   /* iocbs or io_events per call; max_iocbs_per_call is capped to it */
+#define CAPTURE_MAX_BYTES 32760 /* of one whole record: what is not captured within it is "not read" */
+
+#define CAPTURE_F_NO_ARGS 0x1 /* the enter's arguments were not kept: nothing of the call could be captured */
+#define CAPTURE_F_BOUNDED 0x2 /* CAPTURE_MAX_BYTES (or the item bound) stopped the capture before the end */
+
+struct capture_header {
+        capture_u32 magic;
+        capture_u16 version;
+        capture_u16 flags;
+        capture_u32 n_segments;
+        capture_u32 size; /* of the record from the header on */
+};
+
+struct capture_segment {
+        capture_u64 addr;
+        capture_u32 len;   /* bytes that follow, before the padding */
+        capture_u32 valid; /* how many of them, from the start, could be read; the rest faulted */
+};
+
+/* The program's counters, per CPU, in this order. */
+enum capture_counter {
+        CAPTURE_CNT_RECORDS,       /* records the program tried to write */
+        CAPTURE_CNT_OUTPUT_FAILED, /* of them, refused by the ring (full): the ring reports them as lost too */
+        CAPTURE_CNT_ARGS_FULL,     /* enters whose arguments could not be kept for the exit */
+        CAPTURE_CNT_NO_SCRATCH,    /* exits written without capture (no scratch buffer for the CPU) */
+        _CAPTURE_CNT_MAX,
+};
+
+#define CAPTURE_MAX_GLOBS 16
+#define CAPTURE_GLOB_SIZE 64
+
+/* What the program selects, set by the daemon; bumping generation forgets the per-thread verdicts. */
+struct capture_watch {
+        capture_u32 all; /* every process */
+        capture_u32 n_globs;
+        capture_u32 generation;
+        capture_u32 pad;
+};

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "capture_view.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util.h"
+
+static size_t padded(uint32_t len) {
+        return ((size_t) len + 7) & ~(size_t) 7;
+}
+
+int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, struct capture_view *ret) {
+        size_t at = (record_size + 7) & ~(size_t) 7;
+        struct capture_header h;
+        if (raw_size < at + sizeof(h))
+                return -ENOENT;
+        memcpy(&h, raw + at, sizeof(h));
+        if (h.magic != CAPTURE_MAGIC)
+                return -ENOENT;
+        if (h.version != CAPTURE_VERSION || h.size < sizeof(h) || h.size > raw_size - at)
+                return -EBADMSG;
+        const uint8_t *data = raw + at + sizeof(h);
+        size_t size = h.size - sizeof(h), off = 0;
+        /* Walk once so that lookups can trust every segment header. */
+        for (uint32_t i = 0; i < h.n_segments; i++) {
+                struct capture_segment s;
+                if (size - off < sizeof(s))
+                        return -EBADMSG;
+                memcpy(&s, data + off, sizeof(s));
+                if (s.valid > s.len || padded(s.len) > size - off - sizeof(s))
+                        return -EBADMSG;
+                off += sizeof(s) + padded(s.len);
+        }
+        *ret = (struct capture_view) { .data = data, .size = off, .n_segments = h.n_segments, .flags = h.flags };
+        return 0;
+}
+
+static bool segment_holds(const struct capture_segment *s, uint64_t addr, size_t len) {
+        return addr >= s->addr && len <= s->len && addr - s->addr <= s->len - len;
+}
+
+static void fill_one(struct capture_view *v, struct remote_chunk *c) {
+        size_t off = v->cursor_off;
+        uint32_t idx = v->cursor_idx;
+        for (uint32_t tried = 0; tried < v->n_segments; tried++) {
+                if (idx == v->n_segments) {
+                        idx = 0;
+                        off = 0;
+                }
+                struct capture_segment s;
+                memcpy(&s, v->data + off, sizeof(s));
+                if (segment_holds(&s, c->addr, c->len)) {
+                        uint64_t rel = c->addr - s.addr;
+                        v->cursor_off = off;
+                        v->cursor_idx = idx;
+                        if (rel + c->len <= s.valid) {
+                                memcpy(c->buf, v->data + off + sizeof(s) + rel, c->len);
+                                c->state = MEM_OK;
+                        } else
+                                c->state = MEM_FAULT;
+                        return;
+                }
+                off += sizeof(s) + padded(s.len);
+                idx++;
+        }
+        c->state = v->flags & CAPTURE_F_NO_ARGS ? MEM_NOT_CAPTURED
+                   : v->flags & CAPTURE_F_BOUNDED ? MEM_NOT_READ
+                                                  : MEM_NOT_CAPTURED;
+}
+
+void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fill_one(v, &chunks[i]);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "remote.h"
+
+/* The captured part of one record (see capture.h), checked once, then asked for regions as a memory reader is:
+ * the handlers do not know which of the two sources answers them. */
+struct capture_view {
+        const uint8_t *data; /* the first segment */
+        size_t size;         /* bytes of segments */
+        uint32_t n_segments;
+        uint16_t flags;
+        /* where the last region was found: regions are mostly asked for in the order they were captured */
+        size_t cursor_off;
+        uint32_t cursor_idx;
+};
+
+/* The capture that follows a tracepoint record of record_size bytes in a sample's raw data.
+ * -ENOENT: none (the kernel's own record); -EBADMSG: one that does not hold together. */
+int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, struct capture_view *ret);
+
+/* Fill each chunk from the capture: MEM_OK with its bytes, MEM_FAULT where the program's read faulted, and
+ * MEM_NOT_READ / MEM_NOT_CAPTURED where the program did not capture it (a bound, or no arguments kept). */
+void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size_t n);
