@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf_capture.h"
 #include "engine.h"
 #include "events.h"
 #include "filter.h"
@@ -44,6 +45,9 @@ struct daemon {
         struct perf_session perf;
         struct engine engine;
         struct sink *sink;
+        struct bpf_capture *capture; /* NULL: memory is read after each call with process_vm_readv */
+        char no_capture_why[1024];
+        unsigned max_iocbs; /* max_iocbs_per_call, capped by what the capture can take */
         uint32_t *tids; /* threads of watched pids: the kernel filter's common_pid list */
         size_t n_tids, cap_tids;
         uint64_t follow_failed;
@@ -116,6 +120,9 @@ static bool has_pid_watch(const struct config *c) {
 
 static int apply_filters(struct daemon *d, char *error, size_t error_size) {
         _cleanup_(freep) char *filter = NULL, *fork_filter = NULL;
+        if (d->capture) /* the programs select; a filter would only apply after them */
+                return perf_session_attach(&d->perf, d->events, NULL, NULL, bpf_capture_prog_fds(d->capture), error,
+                                           error_size);
         int r = filter_build(d->config, d->tids, d->n_tids, "common_pid", true, &filter);
         if (r >= 0 && has_pid_watch(d->config))
                 r = filter_build(d->config, d->tids, d->n_tids, "parent_pid", false, &fork_filter);
@@ -128,7 +135,7 @@ static int apply_filters(struct daemon *d, char *error, size_t error_size) {
                 snprintf(error, error_size, "building the filter: %s", strerror(-r));
                 return r;
         }
-        return perf_session_attach(&d->perf, d->events, filter, fork_filter, error, error_size);
+        return perf_session_attach(&d->perf, d->events, filter, fork_filter, NULL, error, error_size);
 }
 
 static uint32_t tgid_of(uint32_t tid) {
@@ -279,9 +286,18 @@ static int run(struct daemon *d) {
         /* Stop the kernel writing, then take everything the rings still hold, then settle the account: what the
          * kernel counted and neither reached us nor was reported lost. */
         perf_session_disable(&d->perf);
+        if (d->capture) {
+                bpf_capture_stop(d->capture);
+                /* A program that had already selected its thread finishes within microseconds. */
+                usleep(10000);
+        }
         drain(d, UINT64_MAX);
-        for (size_t i = 0; i < d->perf.n_cpus; i++)
-                engine_account_lost(&d->engine, i, perf_session_produced(&d->perf, i));
+        for (size_t i = 0; i < d->perf.n_cpus; i++) {
+                uint64_t produced = perf_session_produced(&d->perf, i);
+                if (d->capture) /* the exits the programs wrote themselves */
+                        produced += bpf_capture_counter(d->capture, d->perf.cpus[i].cpu, CAPTURE_CNT_RECORDS);
+                engine_account_lost(&d->engine, i, produced);
+        }
         sink_flush(d->sink);
         return EXIT_OK;
 }
@@ -291,8 +307,10 @@ static void format_started(struct daemon *d, char *buf, size_t size) {
         char when[64];
         struct tm tm;
         strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime_r(&t, &tm));
-        size_t n = (size_t) snprintf(buf, size, "tracking aio starts at %s: %zu CPUs, watching ", when,
-                                     d->perf.n_cpus);
+        size_t n = (size_t) snprintf(buf, size, "tracking aio starts at %s: %zu CPUs, %s, watching ", when,
+                                     d->perf.n_cpus,
+                                     d->capture ? "memory captured in the kernel during each call"
+                                                : "memory read after each call (process_vm_readv)");
         if (d->config->n_watch == 0)
                 snprintf(buf + n, size - n, "every process");
         for (size_t i = 0; i < d->config->n_watch && n < size; i++) {
@@ -367,11 +385,41 @@ int main(int argc, char **argv) {
                 status = r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
                 goto out;
         }
-        r = event_table_load(tracefs, has_pid_watch(d.config), &d.events, error, sizeof(error));
+        /* With the capture, the programs follow every thread of a watched pid themselves: no fork event. */
+        bool want_capture = d.config->capture != CAPTURE_REMOTE_READ;
+        r = event_table_load(tracefs, has_pid_watch(d.config) && !want_capture, &d.events, error, sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
                 status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
                 goto out;
+        }
+        d.max_iocbs = d.config->max_iocbs_per_call;
+        if (want_capture) {
+                r = bpf_capture_open(d.events, d.max_iocbs, &d.capture, d.no_capture_why, sizeof(d.no_capture_why));
+                if (r >= 0)
+                        r = bpf_capture_set_watch(d.capture, d.config, d.no_capture_why, sizeof(d.no_capture_why));
+                if (r < 0) {
+                        bpf_capture_free(d.capture);
+                        d.capture = NULL;
+                        if (d.config->capture == CAPTURE_BPF) {
+                                log_error("capture = \"bpf\": %s", d.no_capture_why);
+                                status = r == -EPERM || r == -EACCES ? EXIT_PRIVILEGE
+                                         : r == -E2BIG               ? EXIT_CONFIG
+                                                                     : EXIT_KERNEL;
+                                goto out;
+                        }
+                        if (has_pid_watch(d.config)) {
+                                event_table_free(d.events);
+                                d.events = NULL;
+                                r = event_table_load(tracefs, true, &d.events, error, sizeof(error));
+                                if (r < 0) {
+                                        log_error("%s", error);
+                                        status = EXIT_KERNEL;
+                                        goto out;
+                                }
+                        }
+                } else if (d.max_iocbs > CAPTURE_MAX_ITEMS)
+                        d.max_iocbs = CAPTURE_MAX_ITEMS;
         }
         for (size_t i = 0; i < d.config->n_watch; i++) {
                 const struct watch *w = &d.config->watch[i];
@@ -393,21 +441,28 @@ int main(int argc, char **argv) {
                 status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : r == -ENOENT ? EXIT_KERNEL : EXIT_RUNTIME;
                 goto out;
         }
+        if (d.capture) {
+                r = bpf_capture_set_rings(d.capture, &d.perf, error, sizeof(error));
+                if (r < 0) {
+                        log_error("%s", error);
+                        goto out;
+                }
+        }
         r = apply_filters(&d, error, sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
                 goto out;
         }
-        r = sink_fd_new(STDOUT_FILENO, d.config->format, d.config->max_iocbs_per_call, &d.sink);
+        r = sink_fd_new(STDOUT_FILENO, d.config->format, d.max_iocbs, &d.sink);
         if (r < 0) {
                 log_error("output: %s", strerror(-r));
                 goto out;
         }
         struct engine_options eo = {
-                .max_iocbs_per_call = d.config->max_iocbs_per_call,
+                .max_iocbs_per_call = d.max_iocbs,
                 .max_inflight = d.config->max_inflight,
                 .read_memory = true,
-                .replaced_sets = true,
+                .replaced_sets = !d.capture,
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .userdata = &d };
         r = engine_init(&d.engine, d.perf.rings, d.perf.n_cpus, d.events, &eo, &cb);
@@ -415,6 +470,12 @@ int main(int argc, char **argv) {
                 log_error("engine: %s", strerror(-r));
                 goto out;
         }
+        if (!d.capture && d.no_capture_why[0])
+                emit_info(&d, "no in-kernel capture: %s. Memory is read after each call instead, and what may "
+                              "have changed since is marked stale", d.no_capture_why);
+        if (d.capture && d.max_iocbs < d.config->max_iocbs_per_call)
+                emit_info(&d, "max_iocbs_per_call = %u is more than the in-kernel capture takes: %u per call",
+                          d.config->max_iocbs_per_call, d.max_iocbs);
         format_started(&d, error, sizeof(error));
         emit_info(&d, "%s", error);
         sink_flush(d.sink);
@@ -431,10 +492,20 @@ int main(int argc, char **argv) {
         }
         if (d.follow_failed)
                 log_error("%" PRIu64 " new threads of watched pids could not be followed", d.follow_failed);
+        for (size_t i = 0; d.capture && i < d.perf.n_cpus; i++) {
+                int cpu = d.perf.cpus[i].cpu;
+                uint64_t no_args = bpf_capture_counter(d.capture, cpu, CAPTURE_CNT_ARGS_FULL),
+                         no_scratch = bpf_capture_counter(d.capture, cpu, CAPTURE_CNT_NO_SCRATCH);
+                if (no_args || no_scratch)
+                        log_error("CPU %d: %" PRIu64 " calls whose arguments the capture could not keep (marked "
+                                  "not captured), %" PRIu64 " exits without a capture buffer (read afterwards)",
+                                  cpu, no_args, no_scratch);
+        }
         engine_done(&d.engine);
 out:
         sink_free(d.sink);
         perf_session_close(&d.perf);
+        bpf_capture_free(d.capture);
         event_table_free(d.events);
         free(cpus);
         free(d.tids);

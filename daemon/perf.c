@@ -153,9 +153,10 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
 
         for (size_t i = 0; i < n_cpus; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
-                r = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, pc->cpu, (unsigned) ring_bytes);
+                /* bpf-output: the ring owner is also where the in-kernel capture writes, when it is used */
+                r = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, (unsigned) ring_bytes);
                 if (r < 0) {
-                        explain_open_error(r, "software", "dummy", pc->cpu, error, error_size);
+                        explain_open_error(r, "software", "bpf-output", pc->cpu, error, error_size);
                         goto fail;
                 }
                 pc->owner_fd = r;
@@ -188,7 +189,7 @@ fail:
 }
 
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
-                        const char *fork_filter, char *error, size_t error_size) {
+                        const char *fork_filter, const int *prog_fds, char *error, size_t error_size) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         int **sets = calloc(ps->n_cpus, sizeof(*sets));
         int r = 0;
@@ -217,6 +218,15 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0) {
                                 r = -errno;
                                 snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of %s:%s on CPU %d: %m",
+                                         d->system, d->name, pc->cpu);
+                                break;
+                        }
+                        /* A program belongs to the tracepoint, not to one CPU's event (a second attach is
+                         * EEXIST): it runs for every hit, on any CPU, once attached to the first CPU's event. */
+                        if (i == 0 && prog_fds && prog_fds[k] >= 0 &&
+                            ioctl(sets[i][k], PERF_EVENT_IOC_SET_BPF, prog_fds[k]) < 0) {
+                                r = -errno;
+                                snprintf(error, error_size, "attaching the BPF program to %s:%s on CPU %d: %m",
                                          d->system, d->name, pc->cpu);
                                 break;
                         }

@@ -7,7 +7,7 @@
 #include "events.h"
 #include "ring.h"
 
-/* One CPU: a dummy event owns the ring; the tracepoint events of the current set write into it.  The kernel
+/* One CPU: a bpf-output software event owns the ring; the tracepoint events of the current set write into it.  The kernel
  * takes a tracepoint filter only once per event (EEXIST after), so a new filter means a new set of events
  * under the same ring: the ring, and what it holds, outlives any set. */
 struct perf_cpu {
@@ -31,9 +31,10 @@ int online_cpus(int **ret, size_t *ret_n);
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
                       unsigned ring_pages, char *error, size_t error_size);
 /* Open a set of the table's tracepoints on every CPU with these filters (NULL: none; fork_filter for
- * sched_process_fork), enable it, then retire the previous set.  On failure the previous set stays. */
+ * sched_process_fork) and, when prog_fds is given, the BPF program of each event (-1: none), enable it, then
+ * retire the previous set.  On failure the previous set stays. */
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
-                        const char *fork_filter, char *error, size_t error_size);
+                        const char *fork_filter, const int *prog_fds, char *error, size_t error_size);
 int perf_session_disable(struct perf_session *ps);
 /* Samples generated on CPU index i so far (retired sets and the current one): every hit that passed the filter,
  * whether the ring had room for it or not.  Exact once the events are disabled. */

@@ -5,4 +5,5 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
         build-essential autoconf automake pkg-config linux-libc-dev \
-        libtraceevent-dev libconfig-dev python3 ca-certificates
+        libtraceevent-dev libconfig-dev python3 ca-certificates \
+        clang libbpf-dev bpftool

@@ -33,8 +33,9 @@ need_tracing() {
 }
 
 # start_daemon CONFIG OUT: runs aiotraced in the foreground, waits until its events are enabled.
+# AIOTRACED_WRAP: a command to run it under (setpriv, ...).
 start_daemon() {
-        "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
+        ${AIOTRACED_WRAP:-} "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
         DAEMON_PID=$!
         for _ in $(seq 500); do
                 grep -q '^\[info\] tracking aio starts' "$2" 2>/dev/null && return 0

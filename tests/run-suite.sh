@@ -10,11 +10,11 @@ autoreconf -fi
 
 mkdir -p "$build/plain" "$build/sanitize"
 echo "=== build with -Wall -Wextra -Werror, make check"
-(cd "$build/plain" && "$src/configure" --enable-werror -q && make -j"$jobs" -s && make -j"$jobs" check) ||
+(cd "$build/plain" && "$src/configure" --enable-werror --enable-bpf -q && make -j"$jobs" -s && make -j"$jobs" check) ||
         { cat "$build"/plain/tests/*.log 2>/dev/null | tail -100; exit 1; }
 
 echo "=== ASan + UBSan build, make check"
-(cd "$build/sanitize" && "$src/configure" --enable-sanitizers --enable-werror -q && make -j"$jobs" -s &&
+(cd "$build/sanitize" && "$src/configure" --enable-sanitizers --enable-werror --enable-bpf -q && make -j"$jobs" -s &&
         make -j"$jobs" check) || { cat "$build"/sanitize/tests/*.log 2>/dev/null | tail -100; exit 1; }
 
 echo "=== make distcheck"

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "bpf_capture.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+#include "util.h"
+
+#if HAVE_BPF_CAPTURE
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "capture.skel.h"
+
+struct bpf_capture {
+        struct capture *skel;
+        int *prog_fds; /* per event of the table */
+        size_t n_events;
+        int n_possible;
+        uint32_t generation;
+        uint64_t *percpu; /* n_possible values, for reading one counter */
+};
+
+/* libbpf's own messages: kept, not printed, so a failure can be explained in one line. */
+static char libbpf_last[512];
+
+static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap) {
+        if (level == LIBBPF_DEBUG)
+                return 0;
+        char line[512];
+        vsnprintf(line, sizeof(line), fmt, ap);
+        line[strcspn(line, "\n")] = 0;
+        if (line[0])
+                snprintf(libbpf_last, sizeof(libbpf_last), "%s", line);
+        return 0;
+}
+
+static const char *syscall_of_section(const char *section) {
+        const char *p = strrchr(section, '/');
+        return p ? p + 1 : section;
+}
+
+/* The program writes the exit records itself: their layout must be what the format files say. */
+static int check_exit_layout(const struct event_table *t, char *error, size_t error_size) {
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                if (d->kind != EVENT_SYS_EXIT)
+                        continue;
+                if (d->record_size != CAPTURE_EXIT_RAW_SIZE || d->args[0].offset != CAPTURE_EXIT_RET_OFFSET ||
+                    d->args[0].size != 8 || t->common_type.offset != 0 || t->common_type.size != 2) {
+                        snprintf(error, error_size,
+                                 "the format of %s:%s (%u bytes, ret at %u) is not the layout the in-kernel capture "
+                                 "writes (%d bytes, ret at %d)",
+                                 d->system, d->name, d->record_size, d->args[0].offset, CAPTURE_EXIT_RAW_SIZE,
+                                 CAPTURE_EXIT_RET_OFFSET);
+                        return -EPROTO;
+                }
+        }
+        return 0;
+}
+
+int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
+                     size_t error_size) {
+        int r = check_exit_layout(t, error, error_size);
+        if (r < 0)
+                return r;
+        libbpf_set_print(keep_libbpf_message);
+        libbpf_last[0] = 0;
+
+        struct bpf_capture *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->n_events = t->n_events;
+        c->prog_fds = malloc(t->n_events * sizeof(int));
+        c->n_possible = libbpf_num_possible_cpus();
+        if (!c->prog_fds || c->n_possible <= 0) {
+                r = c->n_possible <= 0 ? c->n_possible : -ENOMEM;
+                snprintf(error, error_size, "counting the possible CPUs: %s", strerror(-r));
+                goto fail;
+        }
+        c->percpu = calloc((size_t) c->n_possible, sizeof(uint64_t));
+        c->skel = capture__open();
+        if (!c->percpu || !c->skel) {
+                r = errno ? -errno : -ENOMEM;
+                snprintf(error, error_size, "opening the BPF object: %s", strerror(-r));
+                goto fail;
+        }
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                if (d->kind == EVENT_SYS_EXIT)
+                        c->skel->rodata->exit_tp_id[d->syscall] = (uint16_t) d->tp_id;
+        }
+        c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
+        bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
+
+        r = capture__load(c->skel);
+        if (r < 0) {
+                if (r == -EPERM || r == -EACCES)
+                        snprintf(error, error_size,
+                                 "loading the BPF programs: %s (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; a "
+                                 "seccomp filter must allow bpf())",
+                                 strerror(-r));
+                else
+                        snprintf(error, error_size, "loading the BPF programs: %s%s%s", strerror(-r),
+                                 libbpf_last[0] ? ": " : "", libbpf_last);
+                goto fail;
+        }
+
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                struct bpf_program *prog;
+                c->prog_fds[k] = -1;
+                bpf_object__for_each_program(prog, c->skel->obj)
+                        if (strcmp(syscall_of_section(bpf_program__section_name(prog)), d->name) == 0)
+                                c->prog_fds[k] = bpf_program__fd(prog);
+                if (c->prog_fds[k] < 0 && d->kind != EVENT_FORK) {
+                        r = -ENOENT;
+                        snprintf(error, error_size, "no BPF program for %s:%s", d->system, d->name);
+                        goto fail;
+                }
+        }
+        *ret = c;
+        return 0;
+fail:
+        bpf_capture_free(c);
+        return r;
+}
+
+void bpf_capture_free(struct bpf_capture *c) {
+        if (!c)
+                return;
+        capture__destroy(c->skel);
+        free(c->prog_fds);
+        free(c->percpu);
+        free(c);
+}
+
+const int *bpf_capture_prog_fds(const struct bpf_capture *c) {
+        return c->prog_fds;
+}
+
+int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {
+        int fd = bpf_map__fd(c->skel->maps.rings);
+        for (size_t i = 0; i < ps->n_cpus; i++) {
+                uint32_t cpu = (uint32_t) ps->cpus[i].cpu;
+                uint32_t owner = (uint32_t) ps->cpus[i].owner_fd;
+                if (bpf_map_update_elem(fd, &cpu, &owner, BPF_ANY) < 0) {
+                        int r = -errno;
+                        snprintf(error, error_size, "connecting the ring of CPU %u to the BPF programs: %s", cpu,
+                                 strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
+        struct capture_watch w = { .all = cfg->n_watch == 0, .generation = ++c->generation };
+        int ids = bpf_map__fd(c->skel->maps.watch_ids), globs = bpf_map__fd(c->skel->maps.watch_globs);
+        for (size_t i = 0; i < cfg->n_watch; i++) {
+                const struct watch *wa = &cfg->watch[i];
+                int r = 0;
+                if (wa->kind == WATCH_PID) {
+                        uint32_t pid = (uint32_t) wa->pid;
+                        uint8_t one = 1;
+                        if (bpf_map_update_elem(ids, &pid, &one, BPF_ANY) < 0)
+                                r = -errno;
+                } else if (w.n_globs == CAPTURE_MAX_GLOBS) {
+                        snprintf(error, error_size, "the in-kernel capture takes at most %d comm patterns",
+                                 CAPTURE_MAX_GLOBS);
+                        return -E2BIG;
+                } else {
+                        char pat[CAPTURE_GLOB_SIZE] = {};
+                        snprintf(pat, sizeof(pat), "%s", wa->comm);
+                        if (bpf_map_update_elem(globs, &w.n_globs, pat, BPF_ANY) < 0)
+                                r = -errno;
+                        w.n_globs++;
+                }
+                if (r < 0) {
+                        snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
+                        return r;
+                }
+        }
+        uint32_t zero = 0;
+        if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w, BPF_ANY) < 0) {
+                int r = -errno;
+                snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+void bpf_capture_stop(struct bpf_capture *c) {
+        struct capture_watch none = { .generation = ++c->generation };
+        uint32_t zero = 0, key;
+        int ids = bpf_map__fd(c->skel->maps.watch_ids);
+        (void) bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &none, BPF_ANY);
+        while (bpf_map_get_next_key(ids, NULL, &key) == 0 && bpf_map_delete_elem(ids, &key) == 0)
+                ;
+}
+
+uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
+        uint32_t key = which;
+        if (cpu < 0 || cpu >= c->n_possible ||
+            bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &key, c->percpu) < 0)
+                return 0;
+        return c->percpu[cpu];
+}
+
+#else /* !HAVE_BPF_CAPTURE */
+
+int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
+                     size_t error_size) {
+        snprintf(error, error_size, "this aiotraced was built without the in-kernel capture (configure found no "
+                                    "clang, bpftool or libbpf)");
+        return -EOPNOTSUPP;
+}
+
+void bpf_capture_free(struct bpf_capture *c) {
+}
+
+const int *bpf_capture_prog_fds(const struct bpf_capture *c) {
+        return NULL;
+}
+
+int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
+        return -EOPNOTSUPP;
+}
+
+void bpf_capture_stop(struct bpf_capture *c) {
+}
+
+uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
+        return 0;
+}
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "config.h"
+#include "events.h"
+
+struct perf_session;
+
+/* The in-kernel capture (capture.bpf.c), loaded and wired to the daemon's rings. */
+struct bpf_capture;
+
+/* Load the programs for this table's tracepoints, capturing at most max_items iocbs or events per call.
+ * -EOPNOTSUPP when built without it; on any failure `error` says why, in words a user can act on. */
+int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
+                     size_t error_size);
+void bpf_capture_free(struct bpf_capture *c);
+
+/* The program for each event of the table (-1: none), as perf_session_attach takes them. */
+const int *bpf_capture_prog_fds(const struct bpf_capture *c);
+/* Point the programs' output at the session's per-CPU rings. */
+int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size);
+/* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed. */
+int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size);
+/* Select nothing from now on: the programs stay attached (they run while their events exist, enabled or
+ * not) but write no more records. */
+void bpf_capture_stop(struct bpf_capture *c);
+/* The programs' counter of this CPU (enum capture_counter). */
+uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which);

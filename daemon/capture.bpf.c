@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The in-kernel capture: attached to the syscalls:sys_{enter,exit}_io_* tracepoints with PERF_EVENT_IOC_SET_BPF.
+ *
+ * It selects the watched threads itself (the tracepoint filter applies only after a program has run), keeps each
+ * call's arguments from its enter, and at the exit, while the caller is still inside the kernel, copies the
+ * iocb pointers, iocbs, iovecs, io_events, timeout or context the call used into one record written to the
+ * daemon's perf ring of this CPU.  Enters (and io_destroy) need nothing of memory: for them the program only
+ * decides, and the kernel writes its own record, filter-free, through the same ring. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define GLOB_INLINE static __always_inline
+#include "capture.h"
+#include "glob_step.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+enum { SC_SETUP, SC_DESTROY, SC_SUBMIT, SC_CANCEL, SC_GETEVENTS, SC_PGETEVENTS, SC_MAX }; /* enum aio_syscall */
+
+/* Set by the daemon before loading: the sys_exit_* tracepoint ids from tracefs, and max_iocbs_per_call. */
+const volatile __u16 exit_tp_id[SC_MAX] = {};
+const volatile __u32 max_items = CAPTURE_MAX_ITEMS;
+
+#define IOCB_SIZE 64
+#define IO_EVENT_SIZE 32
+#define IOVEC_SIZE 16
+#define SEG_HDR sizeof(struct capture_segment)
+/* Offsets into the scratch buffer are masked to below OFF_LIMIT and lengths to below LEN_LIMIT, so the verifier
+ * can see every access inside SCRATCH_SIZE. */
+#define OFF_LIMIT 32768
+#define LEN_LIMIT 16384
+#define SCRATCH_SIZE (OFF_LIMIT + LEN_LIMIT + 64)
+/* Hide a value's known range from the compiler, so a mask meant for the verifier is not optimised away. */
+#define opaque(x) asm volatile("" : "+r"(x))
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, sizeof(__u32));
+} rings SEC(".maps");
+
+struct call_args {
+        __u64 args[6];
+};
+
+/* pid_tgid -> the arguments of the call in progress; LRU, so a thread that died in a call cannot fill it. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 16384);
+        __type(key, __u64);
+        __type(value, struct call_args);
+} pending SEC(".maps");
+
+/* The state of the record being built.  It lives in the map value, not on the stack: the verifier then knows
+ * nothing of its contents and checks each bpf_loop() callback once, whatever the iteration. */
+struct build {
+        __u32 off; /* where the next segment goes */
+        __u32 n_segs;
+        __u32 flags;
+        __u32 n;          /* items to capture */
+        __u32 ptrs_off;   /* where the captured iocb pointers are */
+        __u32 ptrs_valid; /* bytes of them that could be read */
+        __u32 elem;       /* put_array's prefix search: element size, */
+        __u32 good;       /* elements read so far, */
+        __u64 src;        /* and where they come from */
+        __u32 dst_off;    /* and where they go */
+        __u32 matched;    /* watched(): some glob matched */
+};
+
+struct scratch {
+        struct build b;
+        struct glob_state g;
+        __u8 buf[SCRATCH_SIZE];
+};
+
+/* One per CPU, indexed by CPU number (a per-CPU array cannot hold values this large).  Preemption is off while a
+ * syscall tracepoint's program runs, so nothing else uses a CPU's buffer meanwhile. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1); /* the daemon sets the number of possible CPUs */
+        __type(key, __u32);
+        __type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, _CAPTURE_CNT_MAX);
+        __type(key, __u32);
+        __type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct capture_watch);
+} watch SEC(".maps");
+
+/* Watched pids (every thread of them) and tids. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 4096);
+        __type(key, __u32);
+        __type(value, __u8);
+} watch_ids SEC(".maps");
+
+struct glob {
+        char pat[CAPTURE_GLOB_SIZE];
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, CAPTURE_MAX_GLOBS);
+        __type(key, __u32);
+        __type(value, struct glob);
+} watch_globs SEC(".maps");
+
+/* tid -> whether its command name matched, for that name and watch generation: the globs run once per thread. */
+struct verdict {
+        char comm[GLOB_COMM_SIZE];
+        __u32 generation;
+        __u32 watched;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 16384);
+        __type(key, __u32);
+        __type(value, struct verdict);
+} verdicts SEC(".maps");
+
+/* What a bpf_loop() callback is given: only the CPU, so it can find the scratch. */
+struct loop_ctx {
+        __u32 cpu;
+};
+
+static __always_inline struct scratch *scratch_of(const struct loop_ctx *l) {
+        __u32 cpu = l->cpu;
+        return bpf_map_lookup_elem(&scratch, &cpu);
+}
+
+static __always_inline void count(__u32 which) {
+        __u64 *v = bpf_map_lookup_elem(&counters, &which);
+        if (v)
+                *v += 1;
+}
+
+static __always_inline int same_comm(const char *a, const char *b) {
+        for (int i = 0; i < GLOB_COMM_SIZE; i++)
+                if (a[i] != b[i])
+                        return 0;
+        return 1;
+}
+
+static long glob_loop_step(__u32 index __attribute__((unused)), void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        return s ? glob_step(&s->g) : 1;
+}
+
+static long match_one(__u32 index, void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        struct glob *pat = bpf_map_lookup_elem(&watch_globs, &index);
+        if (!s || !pat)
+                return 1;
+        __builtin_memcpy(s->g.pat, pat->pat, sizeof(s->g.pat));
+        s->g.pat[CAPTURE_GLOB_SIZE - 1] = 0;
+        glob_start(&s->g);
+        bpf_loop(GLOB_MAX_STEPS, glob_loop_step, ctx, 0);
+        s = scratch_of(ctx);
+        if (s && s->g.result == 1) {
+                s->b.matched = 1;
+                return 1;
+        }
+        return 0;
+}
+
+static __always_inline int watched(struct loop_ctx *l) {
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (!w)
+                return 0;
+        if (w->all)
+                return 1;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
+        if (bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid))
+                return 1;
+        __u32 n_globs = w->n_globs, generation = w->generation;
+        if (n_globs == 0)
+                return 0;
+
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                return 0;
+        bpf_get_current_comm(s->g.str, sizeof(s->g.str));
+        struct verdict *v = bpf_map_lookup_elem(&verdicts, &tid);
+        if (v && v->generation == generation && same_comm(v->comm, s->g.str))
+                return v->watched;
+        if (n_globs > CAPTURE_MAX_GLOBS)
+                n_globs = CAPTURE_MAX_GLOBS;
+        s->b.matched = 0;
+        bpf_loop(n_globs, match_one, l, 0);
+        s = scratch_of(l);
+        if (!s)
+                return 0;
+        struct verdict nv = { .generation = generation, .watched = s->b.matched };
+        __builtin_memcpy(nv.comm, s->g.str, GLOB_COMM_SIZE);
+        bpf_map_update_elem(&verdicts, &tid, &nv, BPF_ANY);
+        return nv.watched;
+}
+
+/* The tracepoint context a program gets for syscall events: the first 8 bytes are not the record's. */
+struct enter_ctx {
+        __u64 regs;
+        int nr;
+        __u64 args[6];
+};
+
+struct exit_ctx {
+        __u64 regs;
+        int nr;
+        long ret;
+};
+
+/* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
+static __always_inline int on_enter(struct enter_ctx *ctx, int n_args) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        if (!watched(&l))
+                return 0;
+        if (n_args) {
+                __u64 id = bpf_get_current_pid_tgid();
+                struct call_args a = {};
+                for (int i = 0; i < 6 && i < n_args; i++)
+                        a.args[i] = ctx->args[i];
+                if (bpf_map_update_elem(&pending, &id, &a, BPF_ANY) != 0)
+                        count(CAPTURE_CNT_ARGS_FULL);
+        }
+        return 1; /* the kernel writes the tracepoint's own record */
+}
+
+/* Append one segment of len bytes read at addr; 0, or -1 when the record has no room left for it. */
+static __always_inline int put_segment(struct scratch *s, __u64 addr, __u32 len) {
+        __u32 off = s->b.off;
+        __u32 padded = (len + 7) & ~7u;
+        if (len >= LEN_LIMIT || off + SEG_HDR + padded > CAPTURE_MAX_BYTES) {
+                s->b.flags |= CAPTURE_F_BOUNDED;
+                return -1;
+        }
+        struct capture_segment *seg = (void *) (s->buf + (off & (OFF_LIMIT - 1)));
+        seg->addr = addr;
+        seg->len = len;
+        __u32 dst = off + SEG_HDR, size = len;
+        opaque(dst);
+        opaque(size);
+        long err = bpf_probe_read_user(s->buf + (dst & (OFF_LIMIT - 1)), size & (LEN_LIMIT - 1), (const void *) addr);
+        seg->valid = err ? 0 : len;
+        s->b.off = off + SEG_HDR + padded;
+        s->b.n_segs++;
+        return 0;
+}
+
+/* After a failed read of a whole array: how many of its leading elements can be read, one at a time. */
+static long prefix_step(__u32 i, void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        if (!s || i >= s->b.n)
+                return 1;
+        __u32 elem = s->b.elem & 63;
+        __u32 at = (s->b.dst_off + i * elem) & (OFF_LIMIT - 1);
+        if (bpf_probe_read_user(s->buf + at, elem, (const void *) (s->b.src + (__u64) i * elem)) != 0)
+                return 1;
+        s->b.good = i + 1;
+        return 0;
+}
+
+/* An array of n elements: one segment, whose valid part is the prefix that could be read.  Returns it. */
+static __always_inline __u32 put_array(struct loop_ctx *l, struct scratch *s, __u64 addr, __u32 n, __u32 elem) {
+        __u32 start = s->b.off;
+        if (n == 0 || put_segment(s, addr, n * elem) < 0)
+                return 0;
+        struct capture_segment *seg = (void *) (s->buf + (start & (OFF_LIMIT - 1)));
+        if (seg->valid)
+                return seg->valid;
+        s->b.dst_off = start + SEG_HDR;
+        s->b.n = n;
+        s->b.elem = elem;
+        s->b.src = addr;
+        s->b.good = 0;
+        bpf_loop(CAPTURE_MAX_ITEMS, prefix_step, l, 0);
+        s = scratch_of(l);
+        if (!s)
+                return 0;
+        seg = (void *) (s->buf + (start & (OFF_LIMIT - 1)));
+        seg->valid = s->b.good * elem;
+        return seg->valid;
+}
+
+#define IOCB_CMD_PREADV 7
+#define IOCB_CMD_PWRITEV 8
+
+/* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names. */
+static long iocb_step(__u32 i, void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        if (!s || i >= s->b.n || (i + 1) * 8 > s->b.ptrs_valid)
+                return 1;
+        __u64 ptr = *(__u64 *) (s->buf + ((s->b.ptrs_off + i * 8) & (OFF_LIMIT - 1)));
+        if (ptr == 0)
+                return 0;
+        __u32 seg_at = s->b.off;
+        if (put_segment(s, ptr, IOCB_SIZE) < 0)
+                return 1;
+        struct capture_segment *seg = (void *) (s->buf + (seg_at & (OFF_LIMIT - 1)));
+        if (!seg->valid)
+                return 0;
+        __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
+        __u16 opcode = *(__u16 *) (cb + 16);
+        if (opcode != IOCB_CMD_PREADV && opcode != IOCB_CMD_PWRITEV)
+                return 0;
+        __u64 iov = *(__u64 *) (cb + 24), n_iov = *(__u64 *) (cb + 32);
+        if (n_iov == 0)
+                return 0;
+        if (n_iov * IOVEC_SIZE >= LEN_LIMIT) {
+                s->b.flags |= CAPTURE_F_BOUNDED;
+                return 0;
+        }
+        put_segment(s, iov, (__u32) n_iov * IOVEC_SIZE); /* out of room: marked bounded, go on */
+        return 0;
+}
+
+static __always_inline __u32 bounded(struct scratch *s, __u64 n) {
+        __u32 max = max_items < CAPTURE_MAX_ITEMS ? max_items : CAPTURE_MAX_ITEMS;
+        if (n > max) {
+                s->b.flags |= CAPTURE_F_BOUNDED;
+                return max;
+        }
+        return (__u32) n;
+}
+
+static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s, const __u64 *args, long ret) {
+        long nr = (long) args[1];
+        __u64 wanted = ret > 0 ? (__u64) ret : nr > 0 ? (__u64) nr : 0;
+        __u32 n = bounded(s, wanted);
+        __u32 ptrs_off = s->b.off + SEG_HDR;
+        __u32 valid = put_array(l, s, args[2], n, 8);
+        s = scratch_of(l);
+        if (!s || valid == 0)
+                return;
+        s->b.n = n;
+        s->b.ptrs_off = ptrs_off;
+        s->b.ptrs_valid = valid;
+        bpf_loop(CAPTURE_MAX_ITEMS, iocb_step, l, 0);
+}
+
+static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        if (!watched(&l))
+                return 0;
+        struct scratch *s = scratch_of(&l);
+        if (!s) {
+                count(CAPTURE_CNT_NO_SCRATCH);
+                return 1; /* the kernel's own record, without capture: the daemon falls back to reading */
+        }
+        __u64 id = bpf_get_current_pid_tgid();
+        long ret = ctx->ret;
+        s->b.off = CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_header);
+        s->b.n_segs = 0;
+        s->b.flags = 0;
+        /* The record the kernel would have written: common_type, flags, preempt count, pid; nr; ret. */
+        *(__u16 *) s->buf = exit_tp_id[sc];
+        s->buf[2] = 0;
+        s->buf[3] = 0;
+        *(__s32 *) (s->buf + 4) = (__s32) id;
+        *(__s32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET) = ctx->nr;
+        *(__u32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (s->buf + CAPTURE_EXIT_RET_OFFSET) = ret;
+
+        struct call_args *pa = bpf_map_lookup_elem(&pending, &id);
+        if (!pa)
+                s->b.flags |= CAPTURE_F_NO_ARGS;
+        else {
+                struct call_args a = *pa;
+                bpf_map_delete_elem(&pending, &id);
+                switch (sc) {
+                case SC_SETUP:
+                        if (ret == 0)
+                                put_segment(s, a.args[1], 8);
+                        break;
+                case SC_SUBMIT:
+                        capture_submit(&l, s, a.args, ret);
+                        break;
+                case SC_CANCEL:
+                        put_segment(s, a.args[1], IOCB_SIZE);
+                        if (ret == 0)
+                                put_segment(s, a.args[2], IO_EVENT_SIZE);
+                        break;
+                case SC_GETEVENTS:
+                case SC_PGETEVENTS:
+                        if (a.args[4])
+                                put_segment(s, a.args[4], 16);
+                        if (ret > 0)
+                                put_array(&l, s, a.args[3], bounded(s, (__u64) ret), IO_EVENT_SIZE);
+                        break;
+                }
+        }
+        s = scratch_of(&l);
+        if (!s)
+                return 0;
+        struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
+        __u32 size = s->b.off;
+        h->magic = CAPTURE_MAGIC;
+        h->version = CAPTURE_VERSION;
+        h->flags = (__u16) s->b.flags;
+        h->n_segments = s->b.n_segs;
+        h->size = size - CAPTURE_EXIT_RAW_SIZE;
+        count(CAPTURE_CNT_RECORDS);
+        if (bpf_perf_event_output(ctx, &rings, BPF_F_CURRENT_CPU, s->buf, size & (OFF_LIMIT - 1)) != 0)
+                count(CAPTURE_CNT_OUTPUT_FAILED);
+        return 0;
+}
+
+#define ENTER(name, n_args)                                                 \
+        SEC("tracepoint/syscalls/sys_enter_" #name)                         \
+        int enter_##name(struct enter_ctx *ctx) {                           \
+                return on_enter(ctx, n_args);                               \
+        }
+#define EXIT(name, sc)                                                      \
+        SEC("tracepoint/syscalls/sys_exit_" #name)                          \
+        int exit_##name(struct exit_ctx *ctx) {                             \
+                return on_exit(ctx, sc);                                    \
+        }
+
+ENTER(io_setup, 2)
+ENTER(io_destroy, 0) /* nothing to keep */
+ENTER(io_submit, 3)
+ENTER(io_cancel, 3)
+ENTER(io_getevents, 5)
+ENTER(io_pgetevents, 6)
+EXIT(io_setup, SC_SETUP)
+EXIT(io_submit, SC_SUBMIT)
+EXIT(io_cancel, SC_CANCEL)
+EXIT(io_getevents, SC_GETEVENTS)
+EXIT(io_pgetevents, SC_PGETEVENTS)
+
+/* io_destroy's exit needs nothing of memory: only the decision. */
+SEC("tracepoint/syscalls/sys_exit_io_destroy")
+int exit_io_destroy(struct exit_ctx *ctx __attribute__((unused))) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        return watched(&l);
+}
