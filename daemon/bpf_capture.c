@@ -169,6 +169,7 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
                         uint8_t one = 1;
                         if (bpf_map_update_elem(ids, &pid, &one, BPF_ANY) < 0)
                                 r = -errno;
+                        w.n_ids++;
                 } else if (w.n_globs == CAPTURE_MAX_GLOBS) {
                         snprintf(error, error_size, "the in-kernel capture takes at most %d comm patterns",
                                  CAPTURE_MAX_GLOBS);

@@ -9,6 +9,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+struct task_struct;
+
 #define GLOB_INLINE static __always_inline
 #include "capture.h"
 #include "glob_step.h"
@@ -39,17 +41,23 @@ struct {
         __uint(value_size, sizeof(__u32));
 } rings SEC(".maps");
 
-struct call_args {
+/* Per thread, in the task's own storage (freed with the task, found without hashing): the arguments of the
+ * call in progress, and whether its command name is watched, for that name and watch generation. */
+struct thread_state {
         __u64 args[6];
+        __u32 args_valid;
+        __u32 generation;
+        __u32 watched;
+        __u32 verdict_valid;
+        char comm[GLOB_COMM_SIZE];
 };
 
-/* pid_tgid -> the arguments of the call in progress; LRU, so a thread that died in a call cannot fill it. */
 struct {
-        __uint(type, BPF_MAP_TYPE_LRU_HASH);
-        __uint(max_entries, 16384);
-        __type(key, __u64);
-        __type(value, struct call_args);
-} pending SEC(".maps");
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct thread_state);
+} threads SEC(".maps");
 
 /* The state of the record being built.  It lives in the map value, not on the stack: the verifier then knows
  * nothing of its contents and checks each bpf_loop() callback once, whatever the iteration. */
@@ -115,20 +123,6 @@ struct {
         __type(value, struct glob);
 } watch_globs SEC(".maps");
 
-/* tid -> whether its command name matched, for that name and watch generation: the globs run once per thread. */
-struct verdict {
-        char comm[GLOB_COMM_SIZE];
-        __u32 generation;
-        __u32 watched;
-};
-
-struct {
-        __uint(type, BPF_MAP_TYPE_LRU_HASH);
-        __uint(max_entries, 16384);
-        __type(key, __u32);
-        __type(value, struct verdict);
-} verdicts SEC(".maps");
-
 /* What a bpf_loop() callback is given: only the CPU, so it can find the scratch. */
 struct loop_ctx {
         __u32 cpu;
@@ -174,28 +168,36 @@ static long match_one(__u32 index, void *ctx) {
         return 0;
 }
 
-static __always_inline int watched(struct loop_ctx *l) {
+static __always_inline struct thread_state *thread_state(void) {
+        return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* Whether the current thread is watched; the globs run once per thread and command name. */
+static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
         __u32 zero = 0;
         struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
         if (!w)
                 return 0;
         if (w->all)
                 return 1;
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
-        if (bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid))
-                return 1;
+        if (w->n_ids) {
+                __u64 id = bpf_get_current_pid_tgid();
+                __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
+                if (bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid))
+                        return 1;
+        }
         __u32 n_globs = w->n_globs, generation = w->generation;
-        if (n_globs == 0)
+        if (n_globs == 0 || !ts)
                 return 0;
 
+        char comm[GLOB_COMM_SIZE];
+        bpf_get_current_comm(comm, sizeof(comm));
+        if (ts->verdict_valid && ts->generation == generation && same_comm(ts->comm, comm))
+                return ts->watched;
         struct scratch *s = scratch_of(l);
         if (!s)
                 return 0;
-        bpf_get_current_comm(s->g.str, sizeof(s->g.str));
-        struct verdict *v = bpf_map_lookup_elem(&verdicts, &tid);
-        if (v && v->generation == generation && same_comm(v->comm, s->g.str))
-                return v->watched;
+        __builtin_memcpy(s->g.str, comm, GLOB_COMM_SIZE);
         if (n_globs > CAPTURE_MAX_GLOBS)
                 n_globs = CAPTURE_MAX_GLOBS;
         s->b.matched = 0;
@@ -203,10 +205,11 @@ static __always_inline int watched(struct loop_ctx *l) {
         s = scratch_of(l);
         if (!s)
                 return 0;
-        struct verdict nv = { .generation = generation, .watched = s->b.matched };
-        __builtin_memcpy(nv.comm, s->g.str, GLOB_COMM_SIZE);
-        bpf_map_update_elem(&verdicts, &tid, &nv, BPF_ANY);
-        return nv.watched;
+        __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
+        ts->generation = generation;
+        ts->watched = s->b.matched;
+        ts->verdict_valid = 1;
+        return ts->watched;
 }
 
 /* The tracepoint context a program gets for syscall events: the first 8 bytes are not the record's. */
@@ -225,15 +228,17 @@ struct exit_ctx {
 /* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
 static __always_inline int on_enter(struct enter_ctx *ctx, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        if (!watched(&l))
+        struct thread_state *ts = thread_state();
+        if (!watched(&l, ts))
                 return 0;
         if (n_args) {
-                __u64 id = bpf_get_current_pid_tgid();
-                struct call_args a = {};
-                for (int i = 0; i < 6 && i < n_args; i++)
-                        a.args[i] = ctx->args[i];
-                if (bpf_map_update_elem(&pending, &id, &a, BPF_ANY) != 0)
+                if (!ts) {
                         count(CAPTURE_CNT_ARGS_FULL);
+                        return 1;
+                }
+                for (int i = 0; i < 6 && i < n_args; i++)
+                        ts->args[i] = ctx->args[i];
+                ts->args_valid = 1;
         }
         return 1; /* the kernel writes the tracepoint's own record */
 }
@@ -352,7 +357,8 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
 
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        if (!watched(&l))
+        struct thread_state *ts = thread_state();
+        if (!watched(&l, ts))
                 return 0;
         struct scratch *s = scratch_of(&l);
         if (!s) {
@@ -373,12 +379,12 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         *(__u32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
         *(__s64 *) (s->buf + CAPTURE_EXIT_RET_OFFSET) = ret;
 
-        struct call_args *pa = bpf_map_lookup_elem(&pending, &id);
-        if (!pa)
+        if (!ts || !ts->args_valid)
                 s->b.flags |= CAPTURE_F_NO_ARGS;
         else {
-                struct call_args a = *pa;
-                bpf_map_delete_elem(&pending, &id);
+                struct { __u64 args[6]; } a;
+                __builtin_memcpy(a.args, ts->args, sizeof(a.args));
+                ts->args_valid = 0;
                 switch (sc) {
                 case SC_SETUP:
                         if (ret == 0)
@@ -444,5 +450,5 @@ EXIT(io_pgetevents, SC_PGETEVENTS)
 SEC("tracepoint/syscalls/sys_exit_io_destroy")
 int exit_io_destroy(struct exit_ctx *ctx __attribute__((unused))) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        return watched(&l);
+        return watched(&l, thread_state());
 }

@@ -54,7 +54,7 @@ struct capture_segment {
 enum capture_counter {
         CAPTURE_CNT_RECORDS,       /* records the program tried to write */
         CAPTURE_CNT_OUTPUT_FAILED, /* of them, refused by the ring (full): the ring reports them as lost too */
-        CAPTURE_CNT_ARGS_FULL,     /* enters whose arguments could not be kept for the exit */
+        CAPTURE_CNT_ARGS_FULL,     /* enters whose arguments could not be kept for the exit (no storage) */
         CAPTURE_CNT_NO_SCRATCH,    /* exits written without capture (no scratch buffer for the CPU) */
         _CAPTURE_CNT_MAX,
 };
@@ -67,5 +67,5 @@ struct capture_watch {
         capture_u32 all; /* every process */
         capture_u32 n_globs;
         capture_u32 generation;
-        capture_u32 pad;
+        capture_u32 n_ids; /* pids and tids in the watch_ids map */
 };

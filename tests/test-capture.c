@@ -96,6 +96,13 @@ static void test_view(void) {
         capture_view_fill(&v, c, 1);
         CHECK_EQ(c[0].state, MEM_NOT_READ);
 
+        /* The enter's arguments were not kept: nothing of the call is there, and it says so. */
+        cap_start(&b, 1, 1, 3, CAPTURE_F_NO_ARGS);
+        cap_end(&b);
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
+        capture_view_fill(&v, c, 1);
+        CHECK_EQ(c[0].state, MEM_NOT_CAPTURED);
+
         /* Records that do not hold together are refused, never half-read. */
         cap_start(&b, 1, 1, 3, 0);
         cap_segment(&b, 0x1000, iocb, sizeof(iocb), 64);
