@@ -27,12 +27,15 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare --trace "$C.calm.out" --truth "$C.calm.truth" --unwatched "$C.unwatched.truth" --strict --expect-migration
         grep '^\[stats\]' "$C.calm.out"
 
-        echo "== $cap 2. full speed"
-        write_config "$C.fast.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );'
+        echo "== $cap 2. full speed, selected by a glob (*, ?, a class), as the kernel's filter takes one"
+        write_config "$C.fast.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-w?rk*[a-e]"; } );'
         start_daemon "$C.fast.conf" "$C.fast.out"
+        "$WORKLOAD" --comm aio-unwatched --truth "$C.fast-unwatched.truth" --dir "$T/w2" &
+        U=$!
         "$WORKLOAD" --truth "$C.fast.truth" --dir "$T/w1" --linger-ms 300 || fail "workload failed"
+        wait $U || fail "unwatched workload failed"
         stop_daemon "$C.fast.out"
-        compare --trace "$C.fast.out" --truth "$C.fast.truth" $exact
+        compare --trace "$C.fast.out" --truth "$C.fast.truth" --unwatched "$C.fast-unwatched.truth" $exact
 
         echo "== $cap 3. a small max_iocbs_per_call truncates, and says so"
         write_config "$C.trunc.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' \
