@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,13 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
         return 0;
 }
 
+static bool config_watches_pid(const struct config *cfg, uint32_t pid) {
+        for (size_t i = 0; i < cfg->n_watch; i++)
+                if (cfg->watch[i].kind == WATCH_PID && (uint32_t) cfg->watch[i].pid == pid)
+                        return true;
+        return false;
+}
+
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
         struct capture_watch w = { .all = cfg->n_watch == 0, .generation = ++c->generation };
         int ids = bpf_map__fd(c->skel->maps.watch_ids), globs = bpf_map__fd(c->skel->maps.watch_globs);
@@ -192,6 +200,22 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
                 snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
                 return r;
         }
+        /* Only now, so that a pid watched before and after is never unwatched: drop the ids no longer listed. */
+        uint32_t key, stale[256];
+        size_t n_stale;
+        do {
+                n_stale = 0;
+                void *prev = NULL;
+                uint32_t cur;
+                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(ids, prev, &key) == 0) {
+                        cur = key;
+                        prev = &cur;
+                        if (!config_watches_pid(cfg, key))
+                                stale[n_stale++] = key;
+                }
+                for (size_t i = 0; i < n_stale; i++)
+                        (void) bpf_map_delete_elem(ids, &stale[i]);
+        } while (n_stale == ELEMENTSOF(stale));
         return 0;
 }
 

@@ -23,7 +23,8 @@ void bpf_capture_free(struct bpf_capture *c);
 const int *bpf_capture_prog_fds(const struct bpf_capture *c);
 /* Point the programs' output at the session's per-CPU rings. */
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size);
-/* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed. */
+/* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed.  Called
+ * again on reload: what both configs watch stays watched throughout. */
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size);
 /* Select nothing from now on: the programs stay attached (they run while their events exist, enabled or
  * not) but write no more records. */

@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,8 +125,11 @@ static int apply_filters(struct daemon *d, char *error, size_t error_size) {
                 return perf_session_attach(&d->perf, d->events, NULL, NULL, bpf_capture_prog_fds(d->capture), error,
                                            error_size);
         int r = filter_build(d->config, d->tids, d->n_tids, "common_pid", true, &filter);
+        /* The fork event is always there, so that a reload can start watching pids; it matches nothing until. */
         if (r >= 0 && has_pid_watch(d->config))
                 r = filter_build(d->config, d->tids, d->n_tids, "parent_pid", false, &fork_filter);
+        else if (r >= 0 && !(fork_filter = strdup("common_pid < 0")))
+                r = -ENOMEM;
         if (r == -E2BIG) {
                 snprintf(error, error_size, "the kernel filter for %zu watched threads is longer than the %d bytes "
                          "the kernel takes", d->n_tids, FILTER_MAX);
@@ -205,6 +209,8 @@ static bool drain(struct daemon *d, uint64_t until) {
         return held;
 }
 
+static void reload(struct daemon *d);
+
 static int run(struct daemon *d) {
         sigset_t mask;
         sigemptyset(&mask);
@@ -259,10 +265,14 @@ static int run(struct daemon *d) {
                         if (which == (uint64_t) -1) {
                                 struct signalfd_siginfo si;
                                 while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-                                        if (si.ssi_signo == SIGHUP)
-                                                emit_info(d, "SIGHUP: reloading is not supported by this version; "
-                                                             "configuration unchanged");
-                                        else
+                                        if (si.ssi_signo == SIGHUP) {
+                                                unsigned before = d->config->drain_interval_ms;
+                                                reload(d);
+                                                if (d->config->drain_interval_ms != before) {
+                                                        interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
+                                                        (void) timer_arm(tick, interval, interval);
+                                                }
+                                        } else
                                                 stop = true;
                                 }
                         } else if (which == (uint64_t) -2 || which == (uint64_t) -3) {
@@ -302,25 +312,114 @@ static int run(struct daemon *d) {
         return EXIT_OK;
 }
 
-static void format_started(struct daemon *d, char *buf, size_t size) {
-        time_t t = time(NULL);
-        char when[64];
-        struct tm tm;
-        strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime_r(&t, &tm));
-        size_t n = (size_t) snprintf(buf, size, "tracking aio starts at %s: %zu CPUs, %s, watching ", when,
-                                     d->perf.n_cpus,
-                                     d->capture ? "memory captured in the kernel during each call"
-                                                : "memory read after each call (process_vm_readv)");
-        if (d->config->n_watch == 0)
-                snprintf(buf + n, size - n, "every process");
-        for (size_t i = 0; i < d->config->n_watch && n < size; i++) {
-                const struct watch *w = &d->config->watch[i];
+static void format_watch(const struct config *c, char *buf, size_t size) {
+        size_t n = 0;
+        buf[0] = 0;
+        if (c->n_watch == 0)
+                snprintf(buf, size, "every process");
+        for (size_t i = 0; i < c->n_watch && n < size; i++) {
+                const struct watch *w = &c->watch[i];
                 if (w->kind == WATCH_PID)
                         n += (size_t) snprintf(buf + n, size - n, "%spid %d", i ? ", " : "", w->pid);
                 else
                         n += (size_t) snprintf(buf + n, size - n, "%scomm %s \"%s\"", i ? ", " : "",
                                                w->kind == WATCH_COMM ? "==" : "~", w->comm);
         }
+}
+
+static void format_started(struct daemon *d, char *buf, size_t size) {
+        time_t t = time(NULL);
+        char when[64], watching[2048];
+        struct tm tm;
+        strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime_r(&t, &tm));
+        format_watch(d->config, watching, sizeof(watching));
+        snprintf(buf, size, "tracking aio starts at %s: %zu CPUs, %s, watching %s", when, d->perf.n_cpus,
+                 d->capture ? "memory captured in the kernel during each call"
+                            : "memory read after each call (process_vm_readv)",
+                 watching);
+}
+
+static void notify_ready(struct daemon *d) {
+        char watching[2048];
+        format_watch(d->config, watching, sizeof(watching));
+        sd_notifyf(0, "READY=1\nSTATUS=tracing %s (%s)", watching,
+                   d->capture ? "captured in the kernel" : "read after each call");
+}
+
+/* The threads of the config's watched pids, for the kernel filter. */
+static void collect_watched_threads(struct daemon *d) {
+        d->n_tids = 0;
+        for (size_t i = 0; i < d->config->n_watch; i++) {
+                const struct watch *w = &d->config->watch[i];
+                if (w->kind != WATCH_PID)
+                        continue;
+                int r = collect_threads(d, w->pid);
+                if (r < 0)
+                        log_error("%s:%u: watched pid %d: %s; it is skipped", d->config_path, w->line, w->pid,
+                                  r == -ENOENT ? "no such process" : strerror(-r));
+        }
+}
+
+/* Keys the running daemon cannot change: said, and kept as they are. */
+static void keep_restart_only(struct daemon *d, struct config *nc) {
+        const struct config *old = d->config;
+        if (nc->capture != old->capture)
+                emit_info(d, "reload: capture = \"%s\" takes effect at restart; kept \"%s\"",
+                          capture_mode_name(nc->capture), capture_mode_name(old->capture));
+        if (nc->ring_pages != old->ring_pages)
+                emit_info(d, "reload: ring_pages = %u takes effect at restart; kept %u", nc->ring_pages,
+                          old->ring_pages);
+        if (nc->max_iocbs_per_call != old->max_iocbs_per_call)
+                emit_info(d, "reload: max_iocbs_per_call = %u takes effect at restart; kept %u",
+                          nc->max_iocbs_per_call, old->max_iocbs_per_call);
+        if (nc->max_inflight != old->max_inflight)
+                emit_info(d, "reload: max_inflight = %u takes effect at restart; kept %u", nc->max_inflight,
+                          old->max_inflight);
+        nc->capture = old->capture;
+        nc->ring_pages = old->ring_pages;
+        nc->max_iocbs_per_call = old->max_iocbs_per_call;
+        nc->max_inflight = old->max_inflight;
+        nc->format = old->format;
+}
+
+/* SIGHUP: read the config again and apply its selection to the open events, without a gap; a config that
+ * does not load, or cannot be applied, changes nothing. */
+static void reload(struct daemon *d) {
+        char error[4096], watching[2048];
+        sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+        struct config *nc = NULL;
+        int r = config_load(d->config_path, &nc, error, sizeof(error));
+        if (r < 0) {
+                log_error("reload refused, the running configuration stays: %s", error);
+                emit_info(d, "reload refused, the running configuration stays: %s", error);
+                notify_ready(d);
+                return;
+        }
+        keep_restart_only(d, nc);
+        struct config *old = d->config;
+        d->config = nc;
+        if (d->capture)
+                r = bpf_capture_set_watch(d->capture, nc, error, sizeof(error));
+        else {
+                collect_watched_threads(d);
+                r = apply_filters(d, error, sizeof(error));
+        }
+        if (r < 0) {
+                d->config = old;
+                config_free(nc);
+                if (d->capture)
+                        (void) bpf_capture_set_watch(d->capture, old, watching, sizeof(watching));
+                else
+                        collect_watched_threads(d); /* the filter in force is still the old one */
+                log_error("reload failed, the running configuration stays: %s", error);
+                emit_info(d, "reload failed, the running configuration stays: %s", error);
+                notify_ready(d);
+                return;
+        }
+        config_free(old);
+        format_watch(d->config, watching, sizeof(watching));
+        emit_info(d, "reloaded %s: watching %s", d->config_path, watching);
+        notify_ready(d);
 }
 
 int main(int argc, char **argv) {
@@ -387,7 +486,7 @@ int main(int argc, char **argv) {
         }
         /* With the capture, the programs follow every thread of a watched pid themselves: no fork event. */
         bool want_capture = d.config->capture != CAPTURE_REMOTE_READ;
-        r = event_table_load(tracefs, has_pid_watch(d.config) && !want_capture, &d.events, error, sizeof(error));
+        r = event_table_load(tracefs, !want_capture, &d.events, error, sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
                 status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
@@ -408,28 +507,18 @@ int main(int argc, char **argv) {
                                                                      : EXIT_KERNEL;
                                 goto out;
                         }
-                        if (has_pid_watch(d.config)) {
-                                event_table_free(d.events);
-                                d.events = NULL;
-                                r = event_table_load(tracefs, true, &d.events, error, sizeof(error));
-                                if (r < 0) {
-                                        log_error("%s", error);
-                                        status = EXIT_KERNEL;
-                                        goto out;
-                                }
+                        event_table_free(d.events);
+                        d.events = NULL;
+                        r = event_table_load(tracefs, true, &d.events, error, sizeof(error));
+                        if (r < 0) {
+                                log_error("%s", error);
+                                status = EXIT_KERNEL;
+                                goto out;
                         }
                 } else if (d.max_iocbs > CAPTURE_MAX_ITEMS)
                         d.max_iocbs = CAPTURE_MAX_ITEMS;
         }
-        for (size_t i = 0; i < d.config->n_watch; i++) {
-                const struct watch *w = &d.config->watch[i];
-                if (w->kind != WATCH_PID)
-                        continue;
-                r = collect_threads(&d, w->pid);
-                if (r < 0)
-                        log_error("%s:%u: watched pid %d: %s; it is skipped", d.config_path, w->line, w->pid,
-                                  r == -ENOENT ? "no such process" : strerror(-r));
-        }
+        collect_watched_threads(&d);
         r = online_cpus(&cpus, &n_cpus);
         if (r < 0) {
                 log_error("cannot read the online CPUs: %s", strerror(-r));
@@ -479,8 +568,10 @@ int main(int argc, char **argv) {
         format_started(&d, error, sizeof(error));
         emit_info(&d, "%s", error);
         sink_flush(d.sink);
+        notify_ready(&d);
 
         status = run(&d);
+        sd_notify(0, "STOPPING=1\nSTATUS=draining the rings");
 
         emit_info(&d, "tracking aio stops");
         sink_write(d.sink, &(struct entry) { .kind = ENTRY_STATS, .time = now_ns(), .stats = &d.engine.stats });

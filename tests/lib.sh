@@ -45,6 +45,14 @@ start_daemon() {
         fail "aiotraced did not start within 5 s"
 }
 
+wait_for() { # FILE REGEX: until a line of FILE matches (5 s at most)
+        for _ in $(seq 500); do
+                grep -q "$2" "$1" 2>/dev/null && return 0
+                sleep 0.01
+        done
+        fail "no line matching '$2' in $1 within 5 s"
+}
+
 stop_daemon() {
         kill -INT "$DAEMON_PID"
         wait "$DAEMON_PID"

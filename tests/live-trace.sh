@@ -100,6 +100,28 @@ scenarios() { # CAPTURE: bpf or remote-read
         "$WORKLOAD" --idiom 4 --rounds 2000 --truth "$C.idiom.truth" --dir "$T/w1" --linger-ms 300 || fail "workload failed"
         stop_daemon "$C.idiom.out"
         compare --trace "$C.idiom.out" --truth "$C.idiom.truth" $exact
+
+
+        echo "== $cap 8. reload: the new selection at once, a process watched by both traced throughout, a broken config refused"
+        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; } );' 'drain_interval_ms = 5;'
+        start_daemon "$C.rl.conf" "$C.rl.out"
+        "$WORKLOAD" --comm aio-a --truth "$C.rl-a.truth" --dir "$T/w1" --pause-us 40000 --linger-ms 100 &
+        local A=$!
+        "$WORKLOAD" --comm aio-b --truth "$C.rl-b1.truth" --dir "$T/w2" --pause-us 5000 || fail "workload failed"
+        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; }, { comm = "aio-b"; } );' \
+                'drain_interval_ms = 5;'
+        kill -HUP "$DAEMON_PID"
+        wait_for "$C.rl.out" '^\[info\] reloaded .*: watching comm == "aio-a", comm == "aio-b"$'
+        "$WORKLOAD" --comm aio-b --truth "$C.rl-b2.truth" --dir "$T/w2" --pause-us 5000 || fail "workload failed"
+        wait $A || fail "workload failed"
+        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-c" } ' # no closing parenthesis
+        kill -HUP "$DAEMON_PID"
+        wait_for "$C.rl.out" "^\[info\] reload refused, the running configuration stays: $C.rl.conf:[0-9]*: syntax error"
+        "$WORKLOAD" --comm aio-b --truth "$C.rl-b3.truth" --dir "$T/w2" --pause-us 5000 || fail "workload failed"
+        stop_daemon "$C.rl.out"
+        grep '^\[info\] reload' "$C.rl.out"
+        compare --trace "$C.rl.out" --truth "$C.rl-a.truth" --truth "$C.rl-b2.truth" --truth "$C.rl-b3.truth" \
+                --unwatched "$C.rl-b1.truth" --strict
 }
 
 scenarios bpf
@@ -107,7 +129,7 @@ grep -q '^\[info\] tracking aio starts.*memory captured in the kernel' "$T/bpf.c
         fail "capture = \"bpf\" did not say it captures in the kernel"
 scenarios remote-read
 
-echo "== 8. no BPF allowed (CAP_BPF and CAP_SYS_ADMIN dropped, CAP_PERFMON kept)"
+echo "== 9. no BPF allowed (CAP_BPF and CAP_SYS_ADMIN dropped, CAP_PERFMON kept)"
 if ! setpriv --bounding-set -bpf,-sys_admin true 2>/dev/null; then
         echo "setpriv cannot drop CAP_BPF here: part skipped"
 else
