@@ -36,6 +36,9 @@ enum {
         EXIT_KERNEL = 5,
 };
 
+/* How long the sink may take at exit to write what it holds. */
+#define SINK_FINISH_MS 5000u
+
 /* Records this close to now may still be in flight into another CPU's ring: wait for them before merging. */
 #define MERGE_MARGIN_NS 2000000ull
 
@@ -70,15 +73,20 @@ static uint64_t now_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-static void emit_info(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void emit_info(struct daemon *d, const char *fmt, ...) {
-        char msg[1024];
+/* A line of the daemon's own: kind gives the journal its MESSAGE_ID, priority its level (syslog's). */
+static void emit_event(struct daemon *d, enum info_kind kind, int priority, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static void emit_event(struct daemon *d, enum info_kind kind, int priority, const char *fmt, ...) {
+        char msg[4096];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        sink_write(d->sink, &(struct entry) { .kind = ENTRY_INFO, .time = now_ns(), .message = msg });
+        sink_write(d->sink, &(struct entry) {
+                .kind = ENTRY_INFO, .time = now_ns(), .message = msg, .info = kind, .priority = priority });
 }
+
+#define emit_info(d, ...) emit_event(d, INFO_NOTE, 6, __VA_ARGS__)
 
 static int add_tid(struct daemon *d, uint32_t tid) {
         for (size_t i = 0; i < d->n_tids; i++)
@@ -170,7 +178,7 @@ static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
         char error[512];
         if (apply_filters(d, error, sizeof(error)) < 0) {
                 d->follow_failed++;
-                emit_info(d, "cannot follow thread %u of pid %u: %s", child, tgid, error);
+                emit_event(d, INFO_NOTE, 3, "cannot follow thread %u of pid %u: %s", child, tgid, error);
                 return;
         }
         emit_info(d, "following thread %u of pid %u (created by %u)", child, tgid, parent);
@@ -186,7 +194,7 @@ static void usage(FILE *f) {
                 "Usage: aiotraced [-c FILE] [-f|--foreground] [--check-config] [--version] [--help]\n"
                 "Trace the Linux native AIO system calls of the processes the config selects.\n\n"
                 "  -c, --config FILE   configuration (default " CONFIG_DEFAULT_PATH ")\n"
-                "  -f, --foreground    trace in the foreground, text to standard output\n"
+                "  -f, --foreground    text to standard output, whatever the config's output.sink\n"
                 "      --check-config  validate the configuration and exit\n"
                 "      --version       print the version and exit\n"
                 "      --help          print this help and exit\n\n"
@@ -391,7 +399,7 @@ static void reload(struct daemon *d) {
         int r = config_load(d->config_path, &nc, error, sizeof(error));
         if (r < 0) {
                 log_error("reload refused, the running configuration stays: %s", error);
-                emit_info(d, "reload refused, the running configuration stays: %s", error);
+                emit_event(d, INFO_NOTE, 3, "reload refused, the running configuration stays: %s", error);
                 notify_ready(d);
                 return;
         }
@@ -412,13 +420,13 @@ static void reload(struct daemon *d) {
                 else
                         collect_watched_threads(d); /* the filter in force is still the old one */
                 log_error("reload failed, the running configuration stays: %s", error);
-                emit_info(d, "reload failed, the running configuration stays: %s", error);
+                emit_event(d, INFO_NOTE, 3, "reload failed, the running configuration stays: %s", error);
                 notify_ready(d);
                 return;
         }
         config_free(old);
         format_watch(d->config, watching, sizeof(watching));
-        emit_info(d, "reloaded %s: watching %s", d->config_path, watching);
+        emit_event(d, INFO_RELOADED, 6, "reloaded %s: watching %s", d->config_path, watching);
         notify_ready(d);
 }
 
@@ -432,7 +440,7 @@ int main(int argc, char **argv) {
                 {},
         };
         struct daemon d = { .config_path = CONFIG_DEFAULT_PATH };
-        bool check_only = false;
+        bool check_only = false, foreground = false;
         int c;
         while ((c = getopt_long(argc, argv, "c:f", options, NULL)) != -1)
                 switch (c) {
@@ -440,7 +448,8 @@ int main(int argc, char **argv) {
                         d.config_path = optarg;
                         break;
                 case 'f':
-                        break; /* the only mode of this version: standard output */
+                        foreground = true;
+                        break;
                 case 'C':
                         check_only = true;
                         break;
@@ -542,7 +551,11 @@ int main(int argc, char **argv) {
                 log_error("%s", error);
                 goto out;
         }
-        r = sink_fd_new(STDOUT_FILENO, d.config->format, d.max_iocbs, &d.sink);
+        /* Under systemd the journal, unless the config says otherwise; in a terminal, standard output. */
+        bool to_journal = !foreground && (d.config->sink == SINK_JOURNAL ||
+                                          (d.config->sink == SINK_AUTO && getenv("INVOCATION_ID")));
+        r = to_journal ? sink_journal_new(d.max_iocbs, (size_t) d.config->queue_kib * 1024, &d.sink)
+                       : sink_fd_new(STDOUT_FILENO, d.config->format, d.max_iocbs, &d.sink);
         if (r < 0) {
                 log_error("output: %s", strerror(-r));
                 goto out;
@@ -560,22 +573,22 @@ int main(int argc, char **argv) {
                 goto out;
         }
         if (!d.capture && d.no_capture_why[0])
-                emit_info(&d, "no in-kernel capture: %s. Memory is read after each call instead, and what may "
+                emit_event(&d, INFO_NOTE, 4, "no in-kernel capture: %s. Memory is read after each call instead, and what may "
                               "have changed since is marked stale", d.no_capture_why);
         if (d.capture && d.max_iocbs < d.config->max_iocbs_per_call)
                 emit_info(&d, "max_iocbs_per_call = %u is more than the in-kernel capture takes: %u per call",
                           d.config->max_iocbs_per_call, d.max_iocbs);
         format_started(&d, error, sizeof(error));
-        emit_info(&d, "%s", error);
+        emit_event(&d, INFO_STARTED, 6, "%s", error);
         sink_flush(d.sink);
         notify_ready(&d);
 
         status = run(&d);
         sd_notify(0, "STOPPING=1\nSTATUS=draining the rings");
 
-        emit_info(&d, "tracking aio stops");
+        emit_event(&d, INFO_STOPPED, 6, "tracking aio stops");
         sink_write(d.sink, &(struct entry) { .kind = ENTRY_STATS, .time = now_ns(), .stats = &d.engine.stats });
-        sink_flush(d.sink);
+        sink_finish(d.sink, SINK_FINISH_MS);
         if (d.sink->stats.dropped) {
                 char name[16];
                 log_error("%" PRIu64 " entries could not be written: %s", d.sink->stats.dropped,

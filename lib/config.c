@@ -152,16 +152,25 @@ static int parse_output(const struct parse *p, const config_setting_t *g, struct
                 if (strcmp(name, "sink") == 0) {
                         if (!v)
                                 return fail(p, s, "output.sink must be a string");
-                        if (strcmp(v, "stdout") != 0)
-                                return fail(p, s, "output.sink \"%s\" is not available in this version (known: stdout)", v);
+                        if (strcmp(v, "stdout") == 0)
+                                c->sink = SINK_STDOUT;
+                        else if (strcmp(v, "journal") == 0)
+                                c->sink = SINK_JOURNAL;
+                        else
+                                return fail(p, s, "output.sink \"%s\" is not available in this version "
+                                                  "(known: journal, stdout)", v);
                 } else if (strcmp(name, "format") == 0) {
                         if (!v)
                                 return fail(p, s, "output.format must be a string");
                         if (strcmp(v, "text") != 0)
                                 return fail(p, s, "output.format \"%s\" is not available in this version (known: text)", v);
                         c->format = OUTPUT_TEXT;
+                } else if (strcmp(name, "queue_kib") == 0) {
+                        int r = get_uint(p, s, 64, 1u << 20, false, &c->queue_kib);
+                        if (r < 0)
+                                return r;
                 } else
-                        return fail(p, s, "unknown key 'output.%s' (known: sink, format)", name);
+                        return fail(p, s, "unknown key 'output.%s' (known: sink, format, queue_kib)", name);
         }
         return 0;
 }
@@ -195,6 +204,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .drain_interval_ms = 100,
                 .max_inflight = 65536,
                 .format = OUTPUT_TEXT,
+                .queue_kib = 16384,
         };
 
         FILE *f = fopen(path, "re");

@@ -26,6 +26,12 @@ enum output_format {
         OUTPUT_TEXT,
 };
 
+enum output_sink {
+        SINK_AUTO,    /* the journal when started by systemd, else standard output */
+        SINK_STDOUT,
+        SINK_JOURNAL,
+};
+
 /* Where the iocbs and io_events come from. */
 enum capture_mode {
         CAPTURE_AUTO,        /* in the kernel during the call where allowed, else remote-read */
@@ -44,6 +50,8 @@ struct config {
         unsigned drain_interval_ms;
         unsigned max_inflight;
         enum output_format format;
+        enum output_sink sink;
+        unsigned queue_kib; /* the journal sink's queue */
 };
 
 /* On failure error holds "FILE:LINE: what is wrong" (or "FILE: ..." when no line applies). */

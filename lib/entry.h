@@ -13,6 +13,14 @@ enum entry_kind {
         ENTRY_STATS,   /* the counters, at exit */
 };
 
+/* What an ENTRY_INFO says, for the journal's MESSAGE_ID. */
+enum info_kind {
+        INFO_NOTE,
+        INFO_STARTED,
+        INFO_STOPPED,
+        INFO_RELOADED,
+};
+
 struct entry {
         enum entry_kind kind;
         uint64_t time; /* CLOCK_MONOTONIC ns */
@@ -20,5 +28,7 @@ struct entry {
         uint32_t cpu;
         uint64_t lost;
         const char *message;
+        enum info_kind info;
+        int priority; /* of an ENTRY_INFO, syslog levels: 0 means 6 (info) */
         const struct trace_stats *stats;
 };

@@ -20,7 +20,8 @@ struct sink {
 
 struct sink_ops {
         int (*write)(struct sink *s, const struct entry *e);
-        int (*flush)(struct sink *s);
+        int (*flush)(struct sink *s); /* never blocks for long: the rings wait meanwhile */
+        int (*finish)(struct sink *s, unsigned timeout_ms); /* at exit: everything out, or counted dropped */
         void (*free)(struct sink *s);
 };
 
@@ -30,8 +31,14 @@ static inline int sink_write(struct sink *s, const struct entry *e) {
 static inline int sink_flush(struct sink *s) {
         return s->ops->flush(s);
 }
+static inline int sink_finish(struct sink *s, unsigned timeout_ms) {
+        return s->ops->finish(s, timeout_ms);
+}
 void sink_free(struct sink *s);
 void sink_freep(struct sink **s);
 
 /* Text to an open descriptor (stdout in the foreground), buffered and written a batch at a time. */
 int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, struct sink **ret);
+/* One structured journal entry per entry (format_journal.h), sent by a thread of its own from a queue of
+ * queue_bytes: a slow journal costs dropped entries, counted and reported, never a stalled ring. */
+int sink_journal_new(unsigned max_iocbs_per_call, size_t queue_bytes, struct sink **ret);

@@ -79,7 +79,11 @@ static void fd_free(struct sink *s) {
         free(f);
 }
 
-static const struct sink_ops fd_ops = { .write = fd_write, .flush = fd_flush, .free = fd_free };
+static int fd_finish(struct sink *s, unsigned timeout_ms) {
+        return fd_flush(s);
+}
+
+static const struct sink_ops fd_ops = { .write = fd_write, .flush = fd_flush, .finish = fd_finish, .free = fd_free };
 
 int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, struct sink **ret) {
         struct sink_fd *f = calloc(1, sizeof(*f));

@@ -6,6 +6,7 @@ every iocb, event, context and timeout value the tracer printed without a mark m
 the tracer could not vouch for must carry a mark (stale / unreadable), never a wrong value printed as true.
 """
 import argparse
+import json
 import re
 import sys
 
@@ -70,55 +71,81 @@ def split_fields(s):
     return fields, marked
 
 
-def parse_trace(path):
+MESSAGE_ID_CALL = '5e7d0b7a6c2f4b1e9a3d8c41f0b2a6e1'
+
+
+def journal_lines(path):
+    """journalctl -o json entries -> (the text layout's lines, the fields of each call entry in order)"""
+    lines, fields = [], []
+    with open(path) as f:
+        for raw in f:
+            e = json.loads(raw)
+            if e.get('SYSLOG_IDENTIFIER') != 'aiotraced':
+                continue
+            msg = e['MESSAGE']
+            if isinstance(msg, list):  # journalctl gives non-UTF-8 values as byte arrays
+                msg = bytes(msg).decode('utf-8', 'replace')
+            lines.extend(msg.split('\n'))
+            if e.get('MESSAGE_ID') == MESSAGE_ID_CALL:
+                fields.append(e)
+    return lines, fields
+
+
+def parse_trace(path, journal=False):
     calls, other = [], []
     cur = None
     pending_event = None
-    with open(path, errors='replace') as f:
-        for line in f:
-            line = line.rstrip('\n')
-            m = HDR.match(line)
-            if m:
-                cur = {'hdr': m.groupdict(), 'iocbs': {}, 'events': {}, 'ctx': None, 'timeout': None,
-                       'cancel_iocb': None, 'more': None}
-                cur['hdr']['args'] = m.group('args').split(', ')
-                calls.append(cur)
-                continue
-            if line.startswith('['):
-                other.append(line)
-                cur = None
-                continue
-            if cur is None:
-                raise Failure(f'line outside any call: {line!r}')
-            m = ITEM.match(line)
-            if m:
-                i, rest = int(m.group('i')), m.group('rest')
-                if m.group('kind') == 'iocb':
-                    cur['iocbs'][i] = parse_iocb(rest)
-                else:
-                    addr, _, tail = rest.partition(', ')
-                    ev = {'addr': addr, 'state': 'ok', 'fields': None}
-                    if tail:
-                        ev['state'] = UNREADABLE.match(tail).group('why')
-                    cur['events'][i] = ev
-                    pending_event = ev
-                continue
-            if line.startswith('      iocb = '):
-                fields, marked = split_fields('iocb = ' + line[len('      iocb = '):])
-                pending_event['fields'] = fields
-                if marked:
-                    pending_event['state'] = 'stale'
-                continue
-            if line.startswith('    iocb = '):
-                cur['cancel_iocb'] = parse_iocb(line[len('    iocb = '):])
-            elif line.startswith('    ctx = '):
-                cur['ctx'] = line[len('    ctx = '):]
-            elif line.startswith('    timeout = '):
-                cur['timeout'] = line[len('    timeout = '):]
-            elif line.startswith('    ... '):
-                cur['more'] = int(line.split()[1])
+    if journal:
+        lines, call_fields = journal_lines(path)
+    else:
+        with open(path, errors='replace') as f:
+            lines, call_fields = [l.rstrip('\n') for l in f], None
+    for line in lines:
+        m = HDR.match(line)
+        if m:
+            cur = {'hdr': m.groupdict(), 'iocbs': {}, 'events': {}, 'ctx': None, 'timeout': None,
+                   'cancel_iocb': None, 'more': None,
+                   'journal': call_fields[len(calls)] if call_fields is not None else None}
+            cur['hdr']['args'] = m.group('args').split(', ')
+            calls.append(cur)
+            continue
+        if line.startswith('['):
+            other.append(line)
+            cur = None
+            continue
+        if cur is None:
+            raise Failure(f'line outside any call: {line!r}')
+        m = ITEM.match(line)
+        if m:
+            i, rest = int(m.group('i')), m.group('rest')
+            if m.group('kind') == 'iocb':
+                cur['iocbs'][i] = parse_iocb(rest)
             else:
-                raise Failure(f'unrecognised line: {line!r}')
+                addr, _, tail = rest.partition(', ')
+                ev = {'addr': addr, 'state': 'ok', 'fields': None}
+                if tail:
+                    ev['state'] = UNREADABLE.match(tail).group('why')
+                cur['events'][i] = ev
+                pending_event = ev
+            continue
+        if line.startswith('      iocb = '):
+            fields, marked = split_fields('iocb = ' + line[len('      iocb = '):])
+            pending_event['fields'] = fields
+            if marked:
+                pending_event['state'] = 'stale'
+            continue
+        if line.startswith('    iocb = '):
+            cur['cancel_iocb'] = parse_iocb(line[len('    iocb = '):])
+        elif line.startswith('    ctx = '):
+            cur['ctx'] = line[len('    ctx = '):]
+        elif line.startswith('    timeout = '):
+            cur['timeout'] = line[len('    timeout = '):]
+        elif line.startswith('    ... '):
+            cur['more'] = int(line.split()[1])
+        else:
+            raise Failure(f'unrecognised line: {line!r}')
+    if call_fields is not None and len(call_fields) != len(calls):
+        raise Failure(f'{len(call_fields)} call entries in the journal, {len(calls)} call headers in their messages')
     return calls, other
 
 
@@ -141,6 +168,7 @@ def hx(v):
 class Tally:
     def __init__(self, strict):
         self.strict, self.correct, self.marked, self.wrong, self.errors = strict, 0, 0, 0, []
+        self.journal_fields = 0
 
     def value(self, where, got, want, marked):
         if got == want:
@@ -218,6 +246,47 @@ def expected_args(c):
     return args
 
 
+def expected_journal_fields(c, want):
+    sc = c['syscall']
+    f = {'SYSLOG_IDENTIFIER': 'aiotraced', 'AIO_SYSCALL': sc, 'AIO_TID': c['tid'], 'AIO_RET': c['ret']}
+    if int(c['ret']) < 0:
+        f['AIO_ERRNO'] = None  # present; its name is checked against the header's
+    if sc == 'io_setup':
+        f['AIO_NR_EVENTS'] = c['nr_events']
+        if want['ctx']:
+            f['AIO_CTX'] = hx(want['ctx']['value'])
+    elif sc == 'io_submit':
+        f.update(AIO_CTX=hx(c['ctx']), AIO_NR=c['nr'], AIO_IOCBPP=hx(c['iocbpp']))
+    elif sc == 'io_cancel':
+        f.update(AIO_CTX=hx(c['ctx']), AIO_IOCB=hx(c['iocb']))
+    elif sc == 'io_destroy':
+        f['AIO_CTX'] = hx(c['ctx'])
+    else:
+        f.update(AIO_CTX=hx(c['ctx']), AIO_MIN_NR=c['min_nr'], AIO_NR=c['nr'], AIO_EVENTS=hx(c['events']))
+        if want['timeout']:
+            t = want['timeout']
+            f['AIO_TIMEOUT_NSEC'] = str(int(t['sec']) * 1000000000 + int(t['nsec']))
+    return f
+
+
+def compare_journal(tally, where, got, want, pid, comm):
+    j = got['journal']
+    exp = expected_journal_fields(want['call'], want)
+    exp.update(AIO_PID=pid, OBJECT_PID=pid, AIO_COMM=comm)
+    for k, v in exp.items():
+        if k not in j:
+            tally.errors.append(f'{where}: journal field {k} missing')
+        elif v is None:
+            if j[k] != got['hdr']['errname']:
+                tally.errors.append(f'{where}: journal {k}={j[k]}, the message says {got["hdr"]["errname"]}')
+        elif j[k] != v:
+            tally.errors.append(f'{where}: journal {k}={j[k]}, truth {v}')
+    if 'AIO_DURATION_NSEC' not in j or j['AIO_DURATION_NSEC'] != got['hdr']['dur']:
+        tally.errors.append(f'{where}: journal AIO_DURATION_NSEC={j.get("AIO_DURATION_NSEC")}, '
+                            f'the message says {got["hdr"]["dur"]}')
+    tally.journal_fields += len(exp) + 1
+
+
 def compare_call(tally, where, got, want, max_iocbs, submitted_fd):
     c = want['call']
     h = got['hdr']
@@ -292,9 +361,10 @@ def main():
     ap.add_argument('--max-iocbs', type=int, default=256)
     ap.add_argument('--strict', action='store_true', help='no value may be marked where the truth is readable')
     ap.add_argument('--expect-migration', action='store_true')
+    ap.add_argument('--journal', action='store_true', help='the trace is journalctl -o json output')
     a = ap.parse_args()
 
-    calls, other = parse_trace(a.trace)
+    calls, other = parse_trace(a.trace, a.journal)
     tally = Tally(a.strict)
     n_calls = 0
     for path in a.truth:
@@ -321,7 +391,10 @@ def main():
             for k, (g, w) in enumerate(zip(gots, wants)):
                 if g['hdr']['comm'] != process['comm']:
                     tally.errors.append(f'tid {tid} call {k}: comm {g["hdr"]["comm"]!r} != {process["comm"]!r}')
-                compare_call(tally, f'tid {tid} call {k} ({w["call"]["syscall"]})', g, w, a.max_iocbs, submitted_fd)
+                where = f'tid {tid} call {k} ({w["call"]["syscall"]})'
+                compare_call(tally, where, g, w, a.max_iocbs, submitted_fd)
+                if g['journal'] is not None and g['hdr']['dur'] is not None:
+                    compare_journal(tally, where, g, w, pid, process['comm'])
             n_calls += len(wants)
         if a.expect_migration:
             if not migrations:
@@ -339,7 +412,8 @@ def main():
             tally.errors.append(f'records lost: {line}')
 
     print(f'compare: {n_calls} calls matched; values: {tally.correct} correct, {tally.marked} marked '
-          f'(stale/unreadable), {tally.wrong} wrong but printed as true')
+          f'(stale/unreadable), {tally.wrong} wrong but printed as true'
+          + (f'; {tally.journal_fields} journal fields checked' if a.journal else ''))
     if tally.errors:
         for e in tally.errors[:40]:
             print('  ' + e)

@@ -53,6 +53,22 @@ wait_for() { # FILE REGEX: until a line of FILE matches (5 s at most)
         fail "no line matching '$2' in $1 within 5 s"
 }
 
+# For sinks other than standard output: the caller waits for the sink to show the start.
+start_daemon_bg() {
+        "$AIOTRACED" -c "$1" >"$T/daemon.out" 2>"$T/daemon.err" &
+        DAEMON_PID=$!
+        DAEMON_PID_SEEN=$DAEMON_PID
+}
+
+stop_daemon_bg() {
+        kill -INT "$DAEMON_PID"
+        wait "$DAEMON_PID"
+        local rc=$?
+        DAEMON_PID=
+        cat "$T/daemon.err"
+        [ "$rc" = 0 ] || fail "aiotraced exited with $rc"
+}
+
 stop_daemon() {
         kill -INT "$DAEMON_PID"
         wait "$DAEMON_PID"

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "format_journal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "format_text.h"
+#include "util.h"
+
+/* A field is a length, then NAME=value; the length is patched once the value is written. */
+static size_t field_begin(struct outbuf *b, const char *name) {
+        size_t at = b->len;
+        uint32_t zero = 0;
+        outbuf_put(b, &zero, sizeof(zero));
+        outbuf_puts(b, name);
+        outbuf_putc(b, '=');
+        return at;
+}
+
+static void field_end(struct outbuf *b, size_t at, unsigned *n) {
+        if (b->failed)
+                return;
+        uint32_t len = (uint32_t) (b->len - at - sizeof(uint32_t));
+        memcpy(b->data + at, &len, sizeof(len));
+        (*n)++;
+}
+
+static void field_str(struct outbuf *b, unsigned *n, const char *name, const char *v, size_t len) {
+        size_t at = field_begin(b, name);
+        outbuf_put(b, v, len);
+        field_end(b, at, n);
+}
+
+static void field_u64(struct outbuf *b, unsigned *n, const char *name, uint64_t v) {
+        size_t at = field_begin(b, name);
+        outbuf_u64(b, v);
+        field_end(b, at, n);
+}
+
+static void field_s64(struct outbuf *b, unsigned *n, const char *name, int64_t v) {
+        size_t at = field_begin(b, name);
+        outbuf_s64(b, v);
+        field_end(b, at, n);
+}
+
+static void field_ptr(struct outbuf *b, unsigned *n, const char *name, uint64_t v) {
+        size_t at = field_begin(b, name);
+        outbuf_ptr(b, v);
+        field_end(b, at, n);
+}
+
+static void common(struct outbuf *b, unsigned *n, const char *message_id, int priority) {
+        field_str(b, n, "MESSAGE_ID", message_id, strlen(message_id));
+        field_u64(b, n, "PRIORITY", (uint64_t) priority);
+        field_str(b, n, "SYSLOG_IDENTIFIER", "aiotraced", 9);
+}
+
+static void message(struct outbuf *b, struct outbuf *text, unsigned *n, const struct entry *e, unsigned max_iocbs) {
+        outbuf_reset(text);
+        format_text(text, e, max_iocbs);
+        size_t len = text->len;
+        if (len && text->data[len - 1] == '\n')
+                len--;
+        field_str(b, n, "MESSAGE", text->data, len);
+}
+
+/* Anything the call printed as not vouched for makes it a warning. */
+static bool call_has_doubt(const struct aio_call *c) {
+        if (c->aux_state == MEM_STALE)
+                return true;
+        for (unsigned i = 0; i < c->n_items; i++) {
+                if (c->syscall == AIO_IO_SUBMIT &&
+                    (c->iocbs[i].state == MEM_STALE || c->iocbs[i].addr_state == MEM_STALE))
+                        return true;
+                if ((c->syscall == AIO_IO_GETEVENTS || c->syscall == AIO_IO_PGETEVENTS) &&
+                    (c->events[i].state == MEM_STALE || c->events[i].data_mismatch))
+                        return true;
+        }
+        return false;
+}
+
+static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c) {
+        const char *name = aio_syscall_name(c->syscall);
+        field_u64(b, n, "OBJECT_PID", c->pid);
+        field_u64(b, n, "AIO_PID", c->pid);
+        field_u64(b, n, "AIO_TID", c->tid);
+        field_str(b, n, "AIO_COMM", c->comm, strlen(c->comm));
+        field_str(b, n, "AIO_SYSCALL", name, strlen(name));
+        field_s64(b, n, "AIO_RET", c->ret);
+        if (c->ret < 0) {
+                char errname[16];
+                const char *e = errno_name((int) -c->ret, errname);
+                field_str(b, n, "AIO_ERRNO", e, strlen(e));
+        }
+        if (!c->enter_seen)
+                return;
+        field_u64(b, n, "AIO_DURATION_NSEC", c->exit_time - c->enter_time);
+        switch (c->syscall) {
+        case AIO_IO_SETUP:
+                field_u64(b, n, "AIO_NR_EVENTS", c->args[0]);
+                if (c->aux_state == MEM_OK)
+                        field_ptr(b, n, "AIO_CTX", c->aux[0]);
+                break;
+        case AIO_IO_DESTROY:
+                field_ptr(b, n, "AIO_CTX", c->args[0]);
+                break;
+        case AIO_IO_SUBMIT:
+                field_ptr(b, n, "AIO_CTX", c->args[0]);
+                field_s64(b, n, "AIO_NR", (int64_t) c->args[1]);
+                field_ptr(b, n, "AIO_IOCBPP", c->args[2]);
+                break;
+        case AIO_IO_CANCEL:
+                field_ptr(b, n, "AIO_CTX", c->args[0]);
+                field_ptr(b, n, "AIO_IOCB", c->args[1]);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                field_ptr(b, n, "AIO_CTX", c->args[0]);
+                field_s64(b, n, "AIO_MIN_NR", (int64_t) c->args[1]);
+                field_s64(b, n, "AIO_NR", (int64_t) c->args[2]);
+                field_ptr(b, n, "AIO_EVENTS", c->args[3]);
+                if (c->args[4] && c->aux_state == MEM_OK)
+                        field_u64(b, n, "AIO_TIMEOUT_NSEC", c->aux[0] * 1000000000ull + c->aux[1]);
+                break;
+        default:
+                break;
+        }
+}
+
+unsigned format_journal(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max_iocbs) {
+        unsigned n = 0;
+        switch (e->kind) {
+        case ENTRY_CALL:
+                common(b, &n, MESSAGE_ID_CALL, call_has_doubt(e->call) ? 4 : 6);
+                message(b, text, &n, e, max_iocbs);
+                call_fields(b, &n, e->call);
+                break;
+        case ENTRY_LOST:
+                common(b, &n, MESSAGE_ID_LOST, 4);
+                message(b, text, &n, e, max_iocbs);
+                field_u64(b, &n, "AIO_LOST", e->lost);
+                field_u64(b, &n, "AIO_CPU", e->cpu);
+                break;
+        case ENTRY_INFO: {
+                static const char *const ids[] = {
+                        [INFO_NOTE] = MESSAGE_ID_INFO, [INFO_STARTED] = MESSAGE_ID_STARTED,
+                        [INFO_STOPPED] = MESSAGE_ID_STOPPED, [INFO_RELOADED] = MESSAGE_ID_RELOADED,
+                };
+                common(b, &n, ids[e->info < ELEMENTSOF(ids) ? e->info : INFO_NOTE], e->priority ? e->priority : 6);
+                message(b, text, &n, e, max_iocbs);
+                break;
+        }
+        case ENTRY_STATS:
+                common(b, &n, MESSAGE_ID_INFO, 6);
+                message(b, text, &n, e, max_iocbs);
+                break;
+        }
+        return n;
+}
+
+unsigned format_journal_dropped(struct outbuf *b, uint64_t dropped, const char *why) {
+        unsigned n = 0;
+        char msg[256];
+        snprintf(msg, sizeof(msg), "[dropped] %llu entries could not be written to the journal (%s)",
+                 (unsigned long long) dropped, why);
+        common(b, &n, MESSAGE_ID_DROPPED, 4);
+        field_str(b, &n, "MESSAGE", msg, strlen(msg));
+        field_u64(b, &n, "AIO_DROPPED", dropped);
+        return n;
+}

@@ -1,0 +1,111 @@
+#!/bin/bash
+# The journal sink against a real, private journald (its own mount namespace: the host's journal sees nothing):
+# entries compared with the workload's ground truth field by field, then journald stopped and killed under
+# load: every entry the daemon made is either in the journal or counted in an AIO_DROPPED entry.
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+[ -x /lib/systemd/systemd-journald ] || { echo "SKIP: no systemd-journald"; exit 77; }
+command -v journalctl >/dev/null || { echo "SKIP: no journalctl"; exit 77; }
+
+if [ "${AIOTRACED_PRIVATE_JOURNAL:-}" != 1 ]; then
+        AIOTRACED_PRIVATE_JOURNAL=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
+fi
+mount -t tmpfs tmpfs /run/systemd
+mount -t tmpfs tmpfs /run/log
+mkdir -p /var/log/journal && mount -t tmpfs tmpfs /var/log/journal
+mkdir -p /run/systemd/journal /run/systemd/journald.conf.d
+printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' >/run/systemd/journald.conf.d/test.conf
+J=
+start_journald() {
+        /lib/systemd/systemd-journald &
+        J=$!
+        for _ in $(seq 500); do [ -S /run/systemd/journal/socket ] && return 0; sleep 0.01; done
+        fail "journald did not start"
+}
+stop_journald() { kill "$J"; wait "$J" 2>/dev/null; J=; }
+trap 'cleanup; [ -n "$J" ] && kill -9 "$J" 2>/dev/null' EXIT
+start_journald
+mkdir -p "$T/w1" "$T/w2"
+
+started() { # until the daemon's "started" entry is in the journal
+        for _ in $(seq 500); do
+                journalctl --sync
+                journalctl -D /run/log/journal _PID="$DAEMON_PID" MESSAGE_ID=7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02 -q |
+                        grep -q . && return 0
+                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.err"; fail "aiotraced exited at start"; }
+                sleep 0.01
+        done
+        fail "no started entry within 5 s"
+}
+
+journal_json() { # FILE: this run's entries (by the daemon's pid), as JSON lines
+        journalctl --sync
+        journalctl -D /run/log/journal _PID="$DAEMON_PID_SEEN" -o json >"$1"
+}
+
+for cap in bpf remote-read; do
+        echo "== $cap 1. every call an entry, its fields equal to the ground truth"
+        write_config "$T/j.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' \
+                'drain_interval_ms = 5;' 'output = { sink = "journal"; };'
+        start_daemon_bg "$T/j.conf"
+        started
+        "$WORKLOAD" --truth "$T/$cap.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 300 || fail "workload failed"
+        stop_daemon_bg
+        journal_json "$T/$cap.json"
+        "$PYTHON3" "$top_srcdir/tests/compare.py" --journal --trace "$T/$cap.json" --truth "$T/$cap.truth" --strict ||
+                fail "journal entries differ from the ground truth"
+        journalctl -D /run/log/journal -t aiotraced AIO_SYSCALL=io_submit AIO_COMM=aio-workload -o cat |
+                grep -q '^\[aio-workload - [0-9]* - [0-9]*\] io_submit(' || fail "journalctl matches on AIO_ fields"
+        grep -q '"MESSAGE_ID":"7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02"' "$T/$cap.json" || fail "no started entry"
+        grep -q '"MESSAGE_ID":"4f6e8d0c2b4a4968a7b6c5d4e3f2a103"' "$T/$cap.json" || fail "no stopped entry"
+done
+
+# made = the calls the workloads recorded + started + stopped + stats; the ring is large enough to lose nothing.
+account() { # JSON TRUTH... : entries in the journal + AIO_DROPPED sums == entries made
+        local json=$1
+        shift
+        "$PYTHON3" - "$json" "$@" <<'PY' || fail "entries made != entries in the journal + entries counted dropped"
+import json, sys
+entries = [json.loads(l) for l in open(sys.argv[1])]
+dropped = sum(int(e['AIO_DROPPED']) for e in entries if 'AIO_DROPPED' in e)
+kept = sum(1 for e in entries if 'AIO_DROPPED' not in e)
+calls = sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call '))
+lost = [e for e in entries if 'AIO_LOST' in e]
+made = calls + 3 + len(lost)
+print(f'made {made} (calls {calls}), in the journal {kept}, counted dropped {dropped} '
+      f'in {sum(1 for e in entries if "AIO_DROPPED" in e)} entries')
+sys.exit(0 if kept + dropped == made and not lost else 1)
+PY
+}
+
+echo "== 2. journald stopped (SIGSTOP) under load: drops counted, reported once it reads again"
+write_config "$T/slow.conf" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 1024;' \
+        'output = { sink = "journal"; queue_kib = 64; };'
+start_daemon_bg "$T/slow.conf"
+started
+kill -STOP "$J"
+"$WORKLOAD" --idiom 2 --rounds 500 --truth "$T/slow.truth" --dir "$T/w1" || fail "workload failed"
+kill -CONT "$J"
+stop_daemon_bg
+journal_json "$T/slow.json"
+grep -q '"AIO_DROPPED"' "$T/slow.json" || fail "no AIO_DROPPED entry although journald was stopped"
+account "$T/slow.json" "$T/slow.truth"
+
+echo "== 3. journald killed, then started again: what it missed is counted and reported"
+write_config "$T/gone.conf" 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;' \
+        'output = { sink = "journal"; };'
+start_daemon_bg "$T/gone.conf"
+started
+"$WORKLOAD" --truth "$T/gone1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+sleep 0.2
+stop_journald
+"$WORKLOAD" --truth "$T/gone2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+sleep 0.2
+start_journald
+"$WORKLOAD" --truth "$T/gone3.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+stop_daemon_bg
+journal_json "$T/gone.json"
+grep '"AIO_DROPPED"' "$T/gone.json" | "$PYTHON3" -c 'import json, sys; [print("  " + json.loads(l)["MESSAGE"]) for l in sys.stdin]'
+grep -q '"AIO_DROPPED"' "$T/gone.json" || fail "no AIO_DROPPED entry after journald came back"
+account "$T/gone.json" "$T/gone1.truth" "$T/gone2.truth" "$T/gone3.truth"
+echo PASS
