@@ -236,7 +236,13 @@ static int run(struct daemon *d) {
                 log_error("setting up the event loop: %m");
                 return EXIT_RUNTIME;
         }
+        /* The manager's watchdog: pinged from the loop, at least every half period (the tick keeps it turning). */
+        uint64_t watchdog_usec = 0, last_ping = 0;
+        if (sd_watchdog_enabled(false, &watchdog_usec) <= 0)
+                watchdog_usec = 0;
         uint64_t interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
+        if (watchdog_usec && interval > watchdog_usec * 1000 / 2)
+                interval = watchdog_usec * 1000 / 2;
         if (timer_arm(tick, interval, interval) < 0) {
                 log_error("timerfd: %m");
                 return EXIT_RUNTIME;
@@ -278,6 +284,8 @@ static int run(struct daemon *d) {
                                                 reload(d);
                                                 if (d->config->drain_interval_ms != before) {
                                                         interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
+                                                        if (watchdog_usec && interval > watchdog_usec * 1000 / 2)
+                                                                interval = watchdog_usec * 1000 / 2;
                                                         (void) timer_arm(tick, interval, interval);
                                                 }
                                         } else
@@ -294,6 +302,10 @@ static int run(struct daemon *d) {
                 }
                 if (stop)
                         break;
+                if (watchdog_usec && now_ns() - last_ping >= watchdog_usec * 1000 / 2) {
+                        sd_notify(0, "WATCHDOG=1");
+                        last_ping = now_ns();
+                }
                 if (wake && drain(d, now_ns() - MERGE_MARGIN_NS) && !holdback_armed) {
                         /* come back for what was too recent to order, without waiting for the tick */
                         if (timer_arm(holdback, MERGE_MARGIN_NS + 500000ull, 0) == 0)

@@ -80,8 +80,8 @@ def journal_lines(path):
     with open(path) as f:
         for raw in f:
             e = json.loads(raw)
-            if e.get('SYSLOG_IDENTIFIER') != 'aiotraced':
-                continue
+            if e.get('SYSLOG_IDENTIFIER') != 'aiotraced' or 'MESSAGE_ID' not in e:
+                continue  # not the daemon's structured entries (its standard error, under systemd)
             msg = e['MESSAGE']
             if isinstance(msg, list):  # journalctl gives non-UTF-8 values as byte arrays
                 msg = bytes(msg).decode('utf-8', 'replace')

@@ -55,6 +55,8 @@ static void test_good(void) {
         CHECK_EQ(c->max_iocbs_per_call, 16);
         CHECK_EQ(c->drain_interval_ms, 100); /* default */
         CHECK(c->capture == CAPTURE_REMOTE_READ);
+        CHECK(c->sink == SINK_STDOUT);
+        CHECK_EQ(c->queue_kib, 16384); /* default */
 
         char *filter = NULL;
         uint32_t tids[] = { 45, 42, 43, 44, 50, 60, 61 };
@@ -100,7 +102,8 @@ int main(void) {
         expect_error("watch = ( { pid = 1; comm = \"x\"; } );\n", 1, "not both");
         expect_error("watch = ( { } );\n", 1, "empty watch entry");
         expect_error("watch = \"tst\";\n", 1, "watch must be a list");
-        expect_error("output = { sink = \"journal\"; };\n", 1, "not available in this version");
+        expect_error("output = { sink = \"syslog\"; };\n", 1, "not available in this version (known: journal, stdout)");
+        expect_error("output = { queue_kib = 8; };\n", 1, "out of range");
         expect_error("ring_pages = 64;\nmax_iocbs_per_call = = 2;\n", 2, "syntax error");
 
         /* A file that cannot be read: FILE: reason, no line. */

@@ -1,0 +1,127 @@
+#!/bin/bash
+# The service under a real systemd: PID 1 in a container (systemd-nspawn over an overlay of this machine's own
+# root).  systemctl start reaches active only once the events are open (Type=notify); the calls are in
+# journalctl -u aiotraced, field by field as the workload recorded them; systemctl reload changes what is
+# traced; a broken config on reload leaves it active with the old selection; systemctl stop is clean.
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+command -v systemd-nspawn >/dev/null || { echo "SKIP: systemd-nspawn missing (apt-get install systemd-container)"; exit 77; }
+[ -d /sys/fs/cgroup/systemd ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || { echo "SKIP: no cgroup hierarchy for nspawn"; exit 77; }
+
+unit_for() { # SBINDIR: the unit as the build generates it, with this daemon's path
+        sed -e "s|@sbindir@|$1|g" -e 's|@sysconfdir@|/etc|g' -e 's|@docdir@|/usr/share/doc/aiotraced|g' \
+                "$top_srcdir/systemd/aiotraced.service.in"
+}
+
+echo "== systemd-analyze verify: no complaint at all"
+mkdir -p "$T/verify"
+unit_for "$top_builddir" >"$T/verify/aiotraced.service"
+unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && exec systemd-analyze verify --man=no "$0"' \
+        "$T/verify/aiotraced.service" 2>"$T/verify.err"
+cat "$T/verify.err"
+[ -s "$T/verify.err" ] && fail "systemd-analyze verify complained"
+
+echo "== the journal catalog: every MESSAGE_ID the daemon writes is explained"
+mkdir -p "$T/cat/usr/lib/systemd/catalog" "$T/cat/var/lib/systemd/catalog"
+cp "$top_srcdir/systemd/aiotraced.catalog" "$T/cat/usr/lib/systemd/catalog/"
+journalctl --root="$T/cat" --update-catalog || fail "the catalog does not parse"
+journalctl --root="$T/cat" --list-catalog >"$T/catalog.list"
+for id in $(sed -n 's/^#define MESSAGE_ID_[A-Z]* "\([0-9a-f]*\)"$/\1/p' "$top_srcdir/lib/format_journal.h"); do
+        grep -q "^$id aiotraced: " "$T/catalog.list" || fail "MESSAGE_ID $id is not in the catalog"
+done
+
+echo "== boot systemd in a container"
+M=aiot$$
+CG=
+for h in systemd unified; do
+        if [ -d "/sys/fs/cgroup/$h" ]; then
+                mkdir -p "/sys/fs/cgroup/$h/$M"
+                echo $$ >"/sys/fs/cgroup/$h/$M/cgroup.procs"
+                CG="$CG /sys/fs/cgroup/$h/$M"
+        fi
+done
+ROOT=/var/tmp/aiotraced-root.$$
+mkdir -p "$ROOT"
+unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && mount --bind / "$0" &&
+        exec systemd-nspawn -q -D "$0" -M "$1" --volatile=overlay --register=no --keep-unit --console=passive \
+                --system-call-filter="perf_event_open bpf" --capability=CAP_PERFMON,CAP_BPF \
+                --bind-ro=/sys/kernel/tracing -b systemd.mask=postgresql.service' "$ROOT" "$M" \
+        >"$T/nspawn.log" 2>&1 &
+NSPAWN=$!
+container_cleanup() {
+        [ -n "${L:-}" ] && nsenter -t "$L" -a systemctl poweroff --no-block >/dev/null 2>&1
+        for _ in $(seq 100); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.05; done
+        kill -9 "$NSPAWN" 2>/dev/null
+        wait "$NSPAWN" 2>/dev/null
+        echo $$ >/sys/fs/cgroup/systemd/cgroup.procs 2>/dev/null
+        echo $$ >/sys/fs/cgroup/unified/cgroup.procs 2>/dev/null
+        for c in $CG; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+        rmdir "$ROOT" 2>/dev/null
+        cleanup
+}
+trap container_cleanup EXIT
+L=
+for _ in $(seq 200); do
+        L=$(pgrep -P "$NSPAWN" -x systemd | head -1)
+        [ -n "$L" ] && break
+        sleep 0.05
+done
+[ -n "$L" ] || { cat "$T/nspawn.log"; fail "the container's systemd did not start"; }
+C="nsenter -t $L -a"
+for _ in $(seq 200); do
+        $C systemctl is-system-running --wait 2>/dev/null | grep -qE 'running|degraded' && break
+        sleep 0.05
+done
+
+$C mkdir -p /etc/aiotraced /usr/local/sbin /usr/local/bin /var/tmp/w
+$C sh -c 'cat >/usr/local/sbin/aiotraced && chmod 755 /usr/local/sbin/aiotraced' <"$AIOTRACED"
+$C sh -c 'cat >/usr/local/bin/aio-workload && chmod 755 /usr/local/bin/aio-workload' <"$WORKLOAD"
+unit_for /usr/local/sbin | $C sh -c 'cat >/etc/systemd/system/aiotraced.service'
+conf() { printf '%s\n' "$@" | $C sh -c 'cat >/etc/aiotraced/aiotraced.conf'; }
+conf 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;'
+$C systemctl daemon-reload
+
+echo "== systemctl start: active once the events are open"
+$C systemctl start aiotraced || { $C journalctl -u aiotraced --no-pager | tail -20; fail "systemctl start failed"; }
+[ "$($C systemctl is-active aiotraced)" = active ] || fail "not active after start"
+$C systemctl show -p StatusText aiotraced
+run_workload() { # NAME COMM: in the container; its truth comes back to $T/NAME.truth
+        $C aio-workload --comm "$2" --truth "/var/tmp/$1.truth" --dir /var/tmp/w --pause-us 20000 ||
+                fail "workload failed"
+        $C cat "/var/tmp/$1.truth" >"$T/$1.truth"
+}
+run_workload first aio-workload
+
+echo "== systemctl reload: a new selection, at once"
+conf 'watch = ( { comm = "aio-other"; } );' 'drain_interval_ms = 5;'
+$C systemctl reload aiotraced || fail "systemctl reload failed"
+run_workload unwatched aio-workload
+run_workload second aio-other
+
+echo "== a broken config on reload: still active, the old selection in force"
+conf 'watch = ( { comm = "aio-other" } ' # no closing parenthesis
+$C systemctl reload aiotraced || fail "systemctl reload failed"
+[ "$($C systemctl is-active aiotraced)" = active ] || fail "not active after a refused reload"
+run_workload third aio-other
+
+echo "== systemctl stop: clean"
+$C systemctl stop aiotraced
+[ "$($C systemctl show -p Result --value aiotraced)" = success ] || fail "stop was not clean"
+$C journalctl --sync
+$C journalctl -u aiotraced -o json >"$T/unit.json"
+"$PYTHON3" - "$T/unit.json" <<'PY' || fail "the unit's entries are not what they should be"
+import json, sys
+entries = [json.loads(l) for l in open(sys.argv[1])]
+ours = [e for e in entries if e.get('SYSLOG_IDENTIFIER') == 'aiotraced']
+bad = [e for e in ours if e.get('_SYSTEMD_UNIT') != 'aiotraced.service']
+ids = {e.get('MESSAGE_ID') for e in ours}
+need = {'7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02': 'started', '1d3f5b7a9c2e4f60b8d6a4c2e0f8b604': 'reloaded',
+        '4f6e8d0c2b4a4968a7b6c5d4e3f2a103': 'stopped'}
+refused = [e for e in ours if 'reload refused' in str(e.get('MESSAGE')) and e.get('PRIORITY') == '3']
+print(f'{len(ours)} entries of the unit; kinds seen: {sorted(need[i] for i in ids if i in need)}')
+sys.exit(1 if bad or not refused or any(i not in ids for i in need) else 0)
+PY
+"$PYTHON3" "$top_srcdir/tests/compare.py" --journal --trace "$T/unit.json" --truth "$T/first.truth" \
+        --truth "$T/second.truth" --truth "$T/third.truth" --unwatched "$T/unwatched.truth" --strict ||
+        fail "the unit's journal differs from the ground truth"
+echo PASS
