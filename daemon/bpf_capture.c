@@ -45,10 +45,20 @@ static const char *syscall_of_section(const char *section) {
         return p ? p + 1 : section;
 }
 
-/* The program writes the exit records itself: their layout must be what the format files say. */
-static int check_exit_layout(const struct event_table *t, char *error, size_t error_size) {
+/* The program writes the records itself: their layout must be what the format files say. */
+static int check_layout(const struct event_table *t, char *error, size_t error_size) {
         for (size_t k = 0; k < t->n_events; k++) {
                 const struct event_desc *d = &t->events[k];
+                if (d->kind == EVENT_SYS_ENTER) {
+                        bool ok = d->record_size == 16 + 8 * d->n_args;
+                        for (unsigned i = 0; i < d->n_args; i++)
+                                ok = ok && d->args[i].offset == 16 + 8 * i && d->args[i].size == 8;
+                        if (!ok) {
+                                snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel "
+                                         "capture writes (8-byte arguments from offset 16)", d->system, d->name);
+                                return -EPROTO;
+                        }
+                }
                 if (d->kind != EVENT_SYS_EXIT)
                         continue;
                 if (d->record_size != CAPTURE_EXIT_RAW_SIZE || d->args[0].offset != CAPTURE_EXIT_RET_OFFSET ||
@@ -66,7 +76,7 @@ static int check_exit_layout(const struct event_table *t, char *error, size_t er
 
 int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
                      size_t error_size) {
-        int r = check_exit_layout(t, error, error_size);
+        int r = check_layout(t, error, error_size);
         if (r < 0)
                 return r;
         libbpf_set_print(keep_libbpf_message);
@@ -94,6 +104,8 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
                 const struct event_desc *d = &t->events[k];
                 if (d->kind == EVENT_SYS_EXIT)
                         c->skel->rodata->exit_tp_id[d->syscall] = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_SYS_ENTER)
+                        c->skel->rodata->enter_tp_id[d->syscall] = (uint16_t) d->tp_id;
         }
         c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
         bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);

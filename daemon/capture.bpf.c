@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The in-kernel capture: attached to the syscalls:sys_{enter,exit}_io_* tracepoints with PERF_EVENT_IOC_SET_BPF.
  *
- * It selects the watched threads itself (the tracepoint filter applies only after a program has run), keeps each
- * call's arguments from its enter, and at the exit, while the caller is still inside the kernel, copies the
- * iocb pointers, iocbs, iovecs, io_events, timeout or context the call used into one record written to the
- * daemon's perf ring of this CPU.  Enters (and io_destroy) need nothing of memory: for them the program only
- * decides, and the kernel writes its own record, filter-free, through the same ring. */
+ * It selects the watched threads itself (a tracepoint filter applies only after a program has run) and writes
+ * every record of theirs to the daemon's perf ring of this CPU: at enter the tracepoint's own record (keeping
+ * the arguments); at exit, while the caller is still inside the kernel, the exit record followed by the iocb
+ * pointers, iocbs, iovecs, io_events, timeout or context the call used. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -19,7 +18,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 enum { SC_SETUP, SC_DESTROY, SC_SUBMIT, SC_CANCEL, SC_GETEVENTS, SC_PGETEVENTS, SC_MAX }; /* enum aio_syscall */
 
-/* Set by the daemon before loading: the sys_exit_* tracepoint ids from tracefs, and max_iocbs_per_call. */
+/* Set by the daemon before loading: the tracepoint ids from tracefs, and max_iocbs_per_call. */
+const volatile __u16 enter_tp_id[SC_MAX] = {};
 const volatile __u16 exit_tp_id[SC_MAX] = {};
 const volatile __u32 max_items = CAPTURE_MAX_ITEMS;
 
@@ -225,22 +225,49 @@ struct exit_ctx {
         long ret;
 };
 
+/* Every program returns 1: the kernel ANDs the verdicts of all programs on a tracepoint, and 0 would take the
+ * record away from every other perf user of it.  Ours come through bpf_perf_event_output alone (the daemon's
+ * own tracepoint events match nothing). */
+#define NEUTRAL 1
+
+static __always_inline void output(void *ctx, void *data, __u32 size) {
+        if (bpf_perf_event_output(ctx, &rings, BPF_F_CURRENT_CPU, data, size) != 0)
+                count(CAPTURE_CNT_OUTPUT_FAILED);
+}
+
+/* The common fields of a record, as the kernel writes them: type, flags, preempt count, pid. */
+static __always_inline void put_common(__u8 *buf, __u16 type) {
+        *(__u16 *) buf = type;
+        buf[2] = 0;
+        buf[3] = 0;
+        *(__s32 *) (buf + 4) = (__s32) bpf_get_current_pid_tgid();
+}
+
 /* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
-static __always_inline int on_enter(struct enter_ctx *ctx, int n_args) {
+static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         if (!watched(&l, ts))
-                return 0;
-        if (n_args) {
-                if (!ts) {
-                        count(CAPTURE_CNT_ARGS_FULL);
-                        return 1;
-                }
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        struct scratch *s = scratch_of(&l);
+        if (!s) {
+                count(CAPTURE_CNT_NO_SCRATCH);
+                return NEUTRAL;
+        }
+        put_common(s->buf, enter_tp_id[sc]);
+        *(__s32 *) (s->buf + 8) = ctx->nr;
+        *(__u32 *) (s->buf + 12) = 0;
+        for (int i = 0; i < 6 && i < n_args; i++)
+                *(__u64 *) (s->buf + 16 + 8 * i) = ctx->args[i];
+        if (ts) {
                 for (int i = 0; i < 6 && i < n_args; i++)
                         ts->args[i] = ctx->args[i];
                 ts->args_valid = 1;
-        }
-        return 1; /* the kernel writes the tracepoint's own record */
+        } else
+                count(CAPTURE_CNT_ARGS_FULL);
+        output(ctx, s->buf, 16 + 8 * n_args);
+        return NEUTRAL;
 }
 
 /* Append one segment of len bytes read at addr; 0, or -1 when the record has no room left for it. */
@@ -359,22 +386,19 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         if (!watched(&l, ts))
-                return 0;
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
         struct scratch *s = scratch_of(&l);
         if (!s) {
                 count(CAPTURE_CNT_NO_SCRATCH);
-                return 1; /* the kernel's own record, without capture: the daemon falls back to reading */
+                return NEUTRAL;
         }
-        __u64 id = bpf_get_current_pid_tgid();
         long ret = ctx->ret;
         s->b.off = CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_header);
         s->b.n_segs = 0;
         s->b.flags = 0;
-        /* The record the kernel would have written: common_type, flags, preempt count, pid; nr; ret. */
-        *(__u16 *) s->buf = exit_tp_id[sc];
-        s->buf[2] = 0;
-        s->buf[3] = 0;
-        *(__s32 *) (s->buf + 4) = (__s32) id;
+        /* The record the kernel would have written, then what the call used. */
+        put_common(s->buf, exit_tp_id[sc]);
         *(__s32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET) = ctx->nr;
         *(__u32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
         *(__s64 *) (s->buf + CAPTURE_EXIT_RET_OFFSET) = ret;
@@ -409,7 +433,7 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         }
         s = scratch_of(&l);
         if (!s)
-                return 0;
+                return NEUTRAL;
         struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
         __u32 size = s->b.off;
         h->magic = CAPTURE_MAGIC;
@@ -417,16 +441,14 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         h->flags = (__u16) s->b.flags;
         h->n_segments = s->b.n_segs;
         h->size = size - CAPTURE_EXIT_RAW_SIZE;
-        count(CAPTURE_CNT_RECORDS);
-        if (bpf_perf_event_output(ctx, &rings, BPF_F_CURRENT_CPU, s->buf, size & (OFF_LIMIT - 1)) != 0)
-                count(CAPTURE_CNT_OUTPUT_FAILED);
-        return 0;
+        output(ctx, s->buf, size & (OFF_LIMIT - 1));
+        return NEUTRAL;
 }
 
-#define ENTER(name, n_args)                                                 \
+#define ENTER(name, sc, n_args)                                             \
         SEC("tracepoint/syscalls/sys_enter_" #name)                         \
         int enter_##name(struct enter_ctx *ctx) {                           \
-                return on_enter(ctx, n_args);                               \
+                return on_enter(ctx, sc, n_args);                           \
         }
 #define EXIT(name, sc)                                                      \
         SEC("tracepoint/syscalls/sys_exit_" #name)                          \
@@ -434,21 +456,15 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 return on_exit(ctx, sc);                                    \
         }
 
-ENTER(io_setup, 2)
-ENTER(io_destroy, 0) /* nothing to keep */
-ENTER(io_submit, 3)
-ENTER(io_cancel, 3)
-ENTER(io_getevents, 5)
-ENTER(io_pgetevents, 6)
+ENTER(io_setup, SC_SETUP, 2)
+ENTER(io_destroy, SC_DESTROY, 1)
+ENTER(io_submit, SC_SUBMIT, 3)
+ENTER(io_cancel, SC_CANCEL, 3)
+ENTER(io_getevents, SC_GETEVENTS, 5)
+ENTER(io_pgetevents, SC_PGETEVENTS, 6)
 EXIT(io_setup, SC_SETUP)
 EXIT(io_submit, SC_SUBMIT)
 EXIT(io_cancel, SC_CANCEL)
 EXIT(io_getevents, SC_GETEVENTS)
 EXIT(io_pgetevents, SC_PGETEVENTS)
-
-/* io_destroy's exit needs nothing of memory: only the decision. */
-SEC("tracepoint/syscalls/sys_exit_io_destroy")
-int exit_io_destroy(struct exit_ctx *ctx __attribute__((unused))) {
-        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        return watched(&l, thread_state());
-}
+EXIT(io_destroy, SC_DESTROY) /* nothing of memory: a capture with no segment */

@@ -36,6 +36,8 @@ enum {
         EXIT_KERNEL = 5,
 };
 
+#define STATUS_INTERVAL_NS (5 * 1000000000ull)
+
 /* How long the sink may take at exit to write what it holds. */
 #define SINK_FINISH_MS 5000u
 
@@ -129,9 +131,11 @@ static bool has_pid_watch(const struct config *c) {
 
 static int apply_filters(struct daemon *d, char *error, size_t error_size) {
         _cleanup_(freep) char *filter = NULL, *fork_filter = NULL;
-        if (d->capture) /* the programs select; a filter would only apply after them */
-                return perf_session_attach(&d->perf, d->events, NULL, NULL, bpf_capture_prog_fds(d->capture), error,
-                                           error_size);
+        /* With the capture the programs select and write every record; the events only carry them, and
+         * themselves match nothing. */
+        if (d->capture)
+                return perf_session_attach(&d->perf, d->events, "common_pid < 0", NULL,
+                                           bpf_capture_prog_fds(d->capture), error, error_size);
         int r = filter_build(d->config, d->tids, d->n_tids, "common_pid", true, &filter);
         /* The fork event is always there, so that a reload can start watching pids; it matches nothing until. */
         if (r >= 0 && has_pid_watch(d->config))
@@ -218,6 +222,7 @@ static bool drain(struct daemon *d, uint64_t until) {
 }
 
 static void reload(struct daemon *d);
+static void notify_status(struct daemon *d, const char *prefix);
 
 static int run(struct daemon *d) {
         sigset_t mask;
@@ -237,7 +242,7 @@ static int run(struct daemon *d) {
                 return EXIT_RUNTIME;
         }
         /* The manager's watchdog: pinged from the loop, at least every half period (the tick keeps it turning). */
-        uint64_t watchdog_usec = 0, last_ping = 0;
+        uint64_t watchdog_usec = 0, last_ping = 0, last_status = now_ns();
         if (sd_watchdog_enabled(false, &watchdog_usec) <= 0)
                 watchdog_usec = 0;
         uint64_t interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
@@ -306,6 +311,10 @@ static int run(struct daemon *d) {
                         sd_notify(0, "WATCHDOG=1");
                         last_ping = now_ns();
                 }
+                if (now_ns() - last_status >= STATUS_INTERVAL_NS) {
+                        notify_status(d, "");
+                        last_status = now_ns();
+                }
                 if (wake && drain(d, now_ns() - MERGE_MARGIN_NS) && !holdback_armed) {
                         /* come back for what was too recent to order, without waiting for the tick */
                         if (timer_arm(holdback, MERGE_MARGIN_NS + 500000ull, 0) == 0)
@@ -324,7 +333,7 @@ static int run(struct daemon *d) {
         drain(d, UINT64_MAX);
         for (size_t i = 0; i < d->perf.n_cpus; i++) {
                 uint64_t produced = perf_session_produced(&d->perf, i);
-                if (d->capture) /* the exits the programs wrote themselves */
+                if (d->capture) /* the records the programs wrote (or failed to) */
                         produced += bpf_capture_counter(d->capture, d->perf.cpus[i].cpu, CAPTURE_CNT_RECORDS);
                 engine_account_lost(&d->engine, i, produced);
         }
@@ -359,11 +368,19 @@ static void format_started(struct daemon *d, char *buf, size_t size) {
                  watching);
 }
 
-static void notify_ready(struct daemon *d) {
+/* STATUS=: what is traced and, once running, how it goes. */
+static void notify_status(struct daemon *d, const char *prefix) {
         char watching[2048];
         format_watch(d->config, watching, sizeof(watching));
-        sd_notifyf(0, "READY=1\nSTATUS=tracing %s (%s)", watching,
-                   d->capture ? "captured in the kernel" : "read after each call");
+        const struct trace_stats *st = &d->engine.stats;
+        sd_notifyf(0, "%sSTATUS=tracing %s (%s): %" PRIu64 " calls, %" PRIu64 " records lost, %" PRIu64
+                   " entries dropped",
+                   prefix, watching, d->capture ? "captured in the kernel" : "read after each call", st->calls,
+                   st->lost, d->sink ? d->sink->stats.dropped : 0);
+}
+
+static void notify_ready(struct daemon *d) {
+        notify_status(d, "READY=1\n");
 }
 
 /* The threads of the config's watched pids, for the kernel filter. */
@@ -614,7 +631,7 @@ int main(int argc, char **argv) {
                          no_scratch = bpf_capture_counter(d.capture, cpu, CAPTURE_CNT_NO_SCRATCH);
                 if (no_args || no_scratch)
                         log_error("CPU %d: %" PRIu64 " calls whose arguments the capture could not keep (marked "
-                                  "not captured), %" PRIu64 " exits without a capture buffer (read afterwards)",
+                                  "not captured), %" PRIu64 " records it had no buffer for (counted lost)",
                                   cpu, no_args, no_scratch);
         }
         engine_done(&d.engine);

@@ -55,7 +55,7 @@ enum capture_counter {
         CAPTURE_CNT_RECORDS,       /* records the program tried to write */
         CAPTURE_CNT_OUTPUT_FAILED, /* of them, refused by the ring (full): the ring reports them as lost too */
         CAPTURE_CNT_ARGS_FULL,     /* enters whose arguments could not be kept for the exit (no storage) */
-        CAPTURE_CNT_NO_SCRATCH,    /* exits written without capture (no scratch buffer for the CPU) */
+        CAPTURE_CNT_NO_SCRATCH,    /* of CAPTURE_CNT_RECORDS, not written: no scratch buffer for the CPU */
         _CAPTURE_CNT_MAX,
 };
 

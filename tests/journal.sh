@@ -45,17 +45,17 @@ journal_json() { # FILE: this run's entries (by the daemon's pid), as JSON lines
 
 for cap in bpf remote-read; do
         echo "== $cap 1. every call an entry, its fields equal to the ground truth"
-        write_config "$T/j.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' \
+        write_config "$T/j.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-journal"; } );' \
                 'drain_interval_ms = 5;' 'output = { sink = "journal"; };'
         start_daemon_bg "$T/j.conf"
         started
-        "$WORKLOAD" --truth "$T/$cap.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 300 || fail "workload failed"
+        "$WORKLOAD" --comm aio-journal --truth "$T/$cap.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 300 || fail "workload failed"
         stop_daemon_bg
         journal_json "$T/$cap.json"
         "$PYTHON3" "$top_srcdir/tests/compare.py" --journal --trace "$T/$cap.json" --truth "$T/$cap.truth" --strict ||
                 fail "journal entries differ from the ground truth"
-        journalctl -D /run/log/journal -t aiotraced AIO_SYSCALL=io_submit AIO_COMM=aio-workload -o cat |
-                grep -q '^\[aio-workload - [0-9]* - [0-9]*\] io_submit(' || fail "journalctl matches on AIO_ fields"
+        journalctl -D /run/log/journal -t aiotraced AIO_SYSCALL=io_submit AIO_COMM=aio-journal -o cat |
+                grep -q '^\[aio-journal - [0-9]* - [0-9]*\] io_submit(' || fail "journalctl matches on AIO_ fields"
         grep -q '"MESSAGE_ID":"7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02"' "$T/$cap.json" || fail "no started entry"
         grep -q '"MESSAGE_ID":"4f6e8d0c2b4a4968a7b6c5d4e3f2a103"' "$T/$cap.json" || fail "no stopped entry"
 done
@@ -79,12 +79,12 @@ PY
 }
 
 echo "== 2. journald stopped (SIGSTOP) under load: drops counted, reported once it reads again"
-write_config "$T/slow.conf" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 1024;' \
+write_config "$T/slow.conf" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1024;' \
         'output = { sink = "journal"; queue_kib = 64; };'
 start_daemon_bg "$T/slow.conf"
 started
 kill -STOP "$J"
-"$WORKLOAD" --idiom 2 --rounds 500 --truth "$T/slow.truth" --dir "$T/w1" || fail "workload failed"
+"$WORKLOAD" --comm aio-journal --idiom 2 --rounds 500 --truth "$T/slow.truth" --dir "$T/w1" || fail "workload failed"
 kill -CONT "$J"
 stop_daemon_bg
 journal_json "$T/slow.json"
@@ -92,17 +92,17 @@ grep -q '"AIO_DROPPED"' "$T/slow.json" || fail "no AIO_DROPPED entry although jo
 account "$T/slow.json" "$T/slow.truth"
 
 echo "== 3. journald killed, then started again: what it missed is counted and reported"
-write_config "$T/gone.conf" 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;' \
+write_config "$T/gone.conf" 'watch = ( { comm = "aio-journal"; } );' 'drain_interval_ms = 5;' \
         'output = { sink = "journal"; };'
 start_daemon_bg "$T/gone.conf"
 started
-"$WORKLOAD" --truth "$T/gone1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+"$WORKLOAD" --comm aio-journal --truth "$T/gone1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
 sleep 0.2
 stop_journald
-"$WORKLOAD" --truth "$T/gone2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+"$WORKLOAD" --comm aio-journal --truth "$T/gone2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
 sleep 0.2
 start_journald
-"$WORKLOAD" --truth "$T/gone3.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+"$WORKLOAD" --comm aio-journal --truth "$T/gone3.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
 stop_daemon_bg
 journal_json "$T/gone.json"
 grep '"AIO_DROPPED"' "$T/gone.json" | "$PYTHON3" -c 'import json, sys; [print("  " + json.loads(l)["MESSAGE"]) for l in sys.stdin]'

@@ -78,7 +78,7 @@ $C sh -c 'cat >/usr/local/sbin/aiotraced && chmod 755 /usr/local/sbin/aiotraced'
 $C sh -c 'cat >/usr/local/bin/aio-workload && chmod 755 /usr/local/bin/aio-workload' <"$WORKLOAD"
 unit_for /usr/local/sbin | $C sh -c 'cat >/etc/systemd/system/aiotraced.service'
 conf() { printf '%s\n' "$@" | $C sh -c 'cat >/etc/aiotraced/aiotraced.conf'; }
-conf 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;'
+conf 'watch = ( { comm = "aio-unit"; } );' 'drain_interval_ms = 5;'
 $C systemctl daemon-reload
 
 echo "== systemctl start: active once the events are open"
@@ -90,19 +90,20 @@ run_workload() { # NAME COMM: in the container; its truth comes back to $T/NAME.
                 fail "workload failed"
         $C cat "/var/tmp/$1.truth" >"$T/$1.truth"
 }
-run_workload first aio-workload
+run_workload first aio-unit
+$C systemd-analyze security aiotraced --no-pager 2>/dev/null | tail -1
 
 echo "== systemctl reload: a new selection, at once"
-conf 'watch = ( { comm = "aio-other"; } );' 'drain_interval_ms = 5;'
+conf 'watch = ( { comm = "aio-unit2"; } );' 'drain_interval_ms = 5;'
 $C systemctl reload aiotraced || fail "systemctl reload failed"
-run_workload unwatched aio-workload
-run_workload second aio-other
+run_workload unwatched aio-unit
+run_workload second aio-unit2
 
 echo "== a broken config on reload: still active, the old selection in force"
-conf 'watch = ( { comm = "aio-other" } ' # no closing parenthesis
+conf 'watch = ( { comm = "aio-unit2" } ' # no closing parenthesis
 $C systemctl reload aiotraced || fail "systemctl reload failed"
 [ "$($C systemctl is-active aiotraced)" = active ] || fail "not active after a refused reload"
-run_workload third aio-other
+run_workload third aio-unit2
 
 echo "== systemctl stop: clean"
 $C systemctl stop aiotraced
