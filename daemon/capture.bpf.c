@@ -243,18 +243,25 @@ static __always_inline void put_common(__u8 *buf, __u16 type) {
         *(__s32 *) (buf + 4) = (__s32) bpf_get_current_pid_tgid();
 }
 
+/* The buffer to build a record of the current thread in; NULL when it is not watched (or, counted, when the
+ * CPU has no buffer). */
+static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct thread_state *ts) {
+        if (!watched(l, ts))
+                return 0;
+        count(CAPTURE_CNT_RECORDS);
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                count(CAPTURE_CNT_NO_SCRATCH);
+        return s;
+}
+
 /* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
 static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
-        if (!watched(&l, ts))
+        struct scratch *s = record_begin(&l, ts);
+        if (!s)
                 return NEUTRAL;
-        count(CAPTURE_CNT_RECORDS);
-        struct scratch *s = scratch_of(&l);
-        if (!s) {
-                count(CAPTURE_CNT_NO_SCRATCH);
-                return NEUTRAL;
-        }
         put_common(s->buf, enter_tp_id[sc]);
         *(__s32 *) (s->buf + 8) = ctx->nr;
         *(__u32 *) (s->buf + 12) = 0;
@@ -385,14 +392,9 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
-        if (!watched(&l, ts))
+        struct scratch *s = record_begin(&l, ts);
+        if (!s)
                 return NEUTRAL;
-        count(CAPTURE_CNT_RECORDS);
-        struct scratch *s = scratch_of(&l);
-        if (!s) {
-                count(CAPTURE_CNT_NO_SCRATCH);
-                return NEUTRAL;
-        }
         long ret = ctx->ret;
         s->b.off = CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_header);
         s->b.n_segs = 0;

@@ -165,6 +165,18 @@ static void *writer_main(void *arg) {
         return NULL;
 }
 
+/* With the lock held: queue the count of what a full queue dropped, in its place.  False while it cannot. */
+static bool queue_drop_report(struct sink_journal *j) {
+        if (j->full_dropped == 0)
+                return true;
+        struct outbuf b = {};
+        unsigned n = format_journal_dropped(&b, j->full_dropped, "the journal did not keep up");
+        if (!b.failed && queue_put(j, b.data, b.len, n))
+                j->full_dropped = 0;
+        outbuf_free(&b);
+        return j->full_dropped == 0;
+}
+
 static int journal_write(struct sink *s, const struct entry *e) {
         struct sink_journal *j = (struct sink_journal *) s;
         outbuf_reset(&j->entry);
@@ -177,15 +189,8 @@ static int journal_write(struct sink *s, const struct entry *e) {
                 return -ENOMEM;
         }
         pthread_mutex_lock(&j->lock);
-        if (j->full_dropped) {
-                /* Say what the full queue cost, in its place, before anything newer. */
-                struct outbuf b = {};
-                unsigned nd = format_journal_dropped(&b, j->full_dropped, "the journal did not keep up");
-                if (!b.failed && queue_put(j, b.data, b.len, nd))
-                        j->full_dropped = 0;
-                outbuf_free(&b);
-        }
-        bool queued = j->full_dropped == 0 && queue_put(j, j->entry.data, j->entry.len, n);
+        /* What the full queue cost goes first, before anything newer. */
+        bool queued = queue_drop_report(j) && queue_put(j, j->entry.data, j->entry.len, n);
         if (!queued) {
                 j->full_dropped++;
                 s->stats.dropped++;
@@ -212,14 +217,8 @@ static int journal_finish(struct sink *s, unsigned timeout_ms) {
                 deadline.tv_nsec -= 1000000000L;
         }
         pthread_mutex_lock(&j->lock);
-        if (j->full_dropped) {
-                struct outbuf b = {};
-                unsigned nd = format_journal_dropped(&b, j->full_dropped, "the journal did not keep up");
-                if (!b.failed && queue_put(j, b.data, b.len, nd))
-                        j->full_dropped = 0;
-                outbuf_free(&b);
-                pthread_cond_broadcast(&j->changed);
-        }
+        (void) queue_drop_report(j);
+        pthread_cond_broadcast(&j->changed);
         int r = 0;
         while (j->queued > 0 && r == 0)
                 r = pthread_cond_timedwait(&j->changed, &j->lock, &deadline);
