@@ -21,6 +21,14 @@ unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && exec system
 cat "$T/verify.err"
 [ -s "$T/verify.err" ] && fail "systemd-analyze verify complained"
 
+echo "== the man pages render without a warning"
+for m in "$top_srcdir/man/aiotraced.8" "$top_srcdir/man/aiotraced.conf.5"; do
+        if command -v groff >/dev/null; then
+                w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
+                [ -z "$w" ] || fail "$m: $w"
+        fi
+done
+
 echo "== the journal catalog: every MESSAGE_ID the daemon writes is explained"
 mkdir -p "$T/cat/usr/lib/systemd/catalog" "$T/cat/var/lib/systemd/catalog"
 cp "$top_srcdir/systemd/aiotraced.catalog" "$T/cat/usr/lib/systemd/catalog/"
