@@ -108,4 +108,30 @@ journal_json "$T/gone.json"
 grep '"AIO_DROPPED"' "$T/gone.json" | "$PYTHON3" -c 'import json, sys; [print("  " + json.loads(l)["MESSAGE"]) for l in sys.stdin]'
 grep -q '"AIO_DROPPED"' "$T/gone.json" || fail "no AIO_DROPPED entry after journald came back"
 account "$T/gone.json" "$T/gone1.truth" "$T/gone2.truth" "$T/gone3.truth"
+echo "== 4. a ring that overflows: loss entries, and read + lost = produced, exactly"
+write_config "$T/lost.conf" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1;' \
+        'output = { sink = "journal"; };'
+start_daemon_bg "$T/lost.conf"
+started
+kill -STOP "$DAEMON_PID" # the kernel keeps writing into rings nobody reads
+for i in 1 2 3 4 5; do
+        "$WORKLOAD" --comm aio-journal --truth "$T/lost$i.truth" --dir "$T/w1" || fail "workload failed"
+done
+kill -CONT "$DAEMON_PID"
+stop_daemon_bg
+journal_json "$T/lost.json"
+"$PYTHON3" - "$T/lost.json" "$T"/lost?.truth <<'PY' || fail "the loss entries do not account for what was produced"
+import json, re, sys
+entries = [json.loads(l) for l in open(sys.argv[1])]
+losses = [e for e in entries if 'AIO_LOST' in e]
+stats = next(e['MESSAGE'] for e in entries if str(e.get('MESSAGE', '')).startswith('[stats]'))
+samples = int(re.search(r' samples = (\d+),', stats).group(1))
+lost = int(re.search(r' lost = (\d+),', stats).group(1))
+produced = 2 * sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call '))
+in_entries = sum(int(e['AIO_LOST']) for e in losses)
+print(f'produced {produced}, read {samples}, lost {lost} (in {len(losses)} loss entries: {in_entries}, '
+      f'CPUs {sorted({e["AIO_CPU"] for e in losses})}, priorities {sorted({e["PRIORITY"] for e in losses})})')
+sys.exit(0 if lost > 0 and in_entries == lost and samples + lost == produced
+         and all(e['PRIORITY'] == '4' for e in losses) else 1)
+PY
 echo PASS
