@@ -183,6 +183,7 @@ static int journal_write(struct sink *s, const struct entry *e) {
         unsigned n = format_journal(&j->entry, &j->text, e, j->max_iocbs);
         if (j->entry.failed || n > MAX_FIELDS) {
                 pthread_mutex_lock(&j->lock);
+                j->full_dropped++; /* reported with the others */
                 s->stats.dropped++;
                 s->stats.last_error = -ENOMEM;
                 pthread_mutex_unlock(&j->lock);
@@ -217,11 +218,14 @@ static int journal_finish(struct sink *s, unsigned timeout_ms) {
                 deadline.tv_nsec -= 1000000000L;
         }
         pthread_mutex_lock(&j->lock);
-        (void) queue_drop_report(j);
-        pthread_cond_broadcast(&j->changed);
+        /* The report of the last drops may itself need room: queue it once there is some. */
         int r = 0;
-        while (j->queued > 0 && r == 0)
+        while (r == 0 && (j->queued > 0 || j->full_dropped > 0)) {
+                if (queue_drop_report(j) && j->queued == 0)
+                        break;
+                pthread_cond_broadcast(&j->changed);
                 r = pthread_cond_timedwait(&j->changed, &j->lock, &deadline);
+        }
         if (j->queued > 0) {
                 /* The journal is stuck (stopped?): what it never took is dropped, and counted. */
                 s->stats.dropped += j->queued;
