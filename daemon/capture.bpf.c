@@ -443,6 +443,7 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         h->flags = (__u16) s->b.flags;
         h->n_segments = s->b.n_segs;
         h->size = size - CAPTURE_EXIT_RAW_SIZE;
+        bpf_get_current_comm(h->comm, sizeof(h->comm));
         output(ctx, s->buf, size & (OFF_LIMIT - 1));
         return NEUTRAL;
 }

@@ -42,6 +42,7 @@ struct capture_header {
         capture_u16 flags;
         capture_u32 n_segments;
         capture_u32 size; /* of the record from the header on */
+        char comm[16];    /* the thread's name at the call: right even for a thread gone before it is read */
 };
 
 struct capture_segment {

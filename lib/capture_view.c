@@ -33,6 +33,8 @@ int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, 
                 off += sizeof(s) + padded(s.len);
         }
         *ret = (struct capture_view) { .data = data, .size = off, .n_segments = h.n_segments, .flags = h.flags };
+        memcpy(ret->comm, h.comm, sizeof(ret->comm));
+        ret->comm[sizeof(ret->comm) - 1] = 0;
         return 0;
 }
 

@@ -15,6 +15,7 @@ struct capture_view {
         size_t size;         /* bytes of segments */
         uint32_t n_segments;
         uint16_t flags;
+        char comm[16]; /* NUL-terminated */
         /* where the last region was found: regions are mostly asked for in the order they were captured */
         size_t cursor_off;
         uint32_t cursor_idx;

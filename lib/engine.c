@@ -140,15 +140,20 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 e->stats.unpaired_exit++;
         }
         th->enter = NULL;
-        char comm[sizeof(th->comm)];
-        memcpy(comm, th->comm, sizeof(comm));
-        call->comm = comm;
-
         const struct call_handler *h = call_handler_for(d->syscall);
         struct capture_view capture;
         int r = capture_view_parse(s->raw, s->raw_size, d->record_size, &capture);
         if (r == -EBADMSG)
                 e->stats.bad_captures++;
+        /* The name the capture took at the call beats one read from /proc later (or not at all). */
+        if (r == 0 && capture.comm[0]) {
+                memcpy(th->comm, capture.comm, sizeof(th->comm));
+                th->comm_known = true;
+        }
+        char comm[sizeof(th->comm)];
+        memcpy(comm, th->comm, sizeof(comm));
+        call->comm = comm;
+
         if (r == 0 && h) {
                 /* Captured while the caller was still in the call: what the kernel itself read. */
                 e->stats.captured++;

@@ -25,7 +25,8 @@ static void cap_start(struct capbuf *b, uint16_t tp_id, uint32_t tid, int64_t re
         memcpy(b->data + 4, &tid, 4);
         memcpy(b->data + CAPTURE_EXIT_RET_OFFSET, &ret, 8);
         b->h = (struct capture_header *) (b->data + CAPTURE_EXIT_RAW_SIZE);
-        *b->h = (struct capture_header) { .magic = CAPTURE_MAGIC, .version = CAPTURE_VERSION, .flags = flags };
+        *b->h = (struct capture_header) { .magic = CAPTURE_MAGIC, .version = CAPTURE_VERSION, .flags = flags,
+                                          .comm = "captured" };
         b->len = CAPTURE_EXIT_RAW_SIZE + sizeof(*b->h);
 }
 
@@ -215,12 +216,12 @@ static void test_engine(void) {
         CHECK(engine_drain(&e, 4500)); /* the next call waits, but is already indexed */
         outbuf_putc(&out, 0);
         CHECK_STR(out.data,
-                  "[? - 1073741808 - 1073741808] io_submit(0x00007f0000000000, 2, 0x0000000000010000) [retval = 2] (1000 ns)\n"
+                  "[captured - 1073741808 - 1073741808] io_submit(0x00007f0000000000, 2, 0x0000000000010000) [retval = 2] (1000 ns)\n"
                   "    iocb[   0] = 0x0000000000030000, op = pread, fd = 3, data = 0x0000000000000011, "
                   "buf = 0x0000000000040000, nbytes = 4096, offset = 4096\n"
                   "    iocb[   1] = 0x0000000000030040, op = preadv, fd = 4, data = 0x0000000000000022, "
                   "buf = 0x0000000000050000, nbytes = 2, offset = 0, iov_total = 123\n"
-                  "[? - 1073741808 - 1073741808] io_getevents(0x00007f0000000000, 2, 2, 0x0000000000020000, "
+                  "[captured - 1073741808 - 1073741808] io_getevents(0x00007f0000000000, 2, 2, 0x0000000000020000, "
                   "0x0000000000070000) [retval = 2] (1000 ns)\n"
                   "    timeout = 0.000005000\n"
                   "    event[   0] = 0x0000000000020000\n"
