@@ -230,6 +230,7 @@ static int run(struct daemon *d) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGUSR1);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
 
@@ -284,6 +285,14 @@ static int run(struct daemon *d) {
                         if (which == (uint64_t) -1) {
                                 struct signalfd_siginfo si;
                                 while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                                        if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGHUP) {
+                                                /* an external logrotate moved the file away */
+                                                int rr = sink_reopen(d->sink);
+                                                if (rr < 0)
+                                                        log_error("reopening the output: %s", strerror(-rr));
+                                        }
+                                        if (si.ssi_signo == SIGUSR1)
+                                                continue;
                                         if (si.ssi_signo == SIGHUP) {
                                                 unsigned before = d->config->drain_interval_ms;
                                                 reload(d);
@@ -583,10 +592,19 @@ int main(int argc, char **argv) {
         /* Under systemd the journal, unless the config says otherwise; in a terminal, standard output. */
         bool to_journal = !foreground && (d.config->sink == SINK_JOURNAL ||
                                           (d.config->sink == SINK_AUTO && getenv("INVOCATION_ID")));
+        bool to_file = !foreground && d.config->sink == SINK_FILE;
         r = to_journal ? sink_journal_new(d.max_iocbs, (size_t) d.config->queue_kib * 1024, &d.sink)
+            : to_file  ? sink_file_new(d.config, d.max_iocbs, &d.sink)
                        : sink_fd_new(STDOUT_FILENO, d.config->format, d.max_iocbs, &d.sink);
         if (r < 0) {
-                log_error("output: %s", strerror(-r));
+                if (to_file)
+                        log_error("output.path %s: %s", d.config->path,
+                                  r == -ELOOP    ? "is a symbolic link, which is refused, not followed"
+                                  : r == -EINVAL ? "is not a regular file"
+                                                 : strerror(-r));
+                else
+                        log_error("output: %s", strerror(-r));
+                status = to_file ? EXIT_CONFIG : EXIT_RUNTIME;
                 goto out;
         }
         struct engine_options eo = {
@@ -618,6 +636,9 @@ int main(int argc, char **argv) {
         emit_event(&d, INFO_STOPPED, 6, "tracking aio stops");
         sink_write(d.sink, &(struct entry) { .kind = ENTRY_STATS, .time = now_ns(), .stats = &d.engine.stats });
         sink_finish(d.sink, SINK_FINISH_MS);
+        if (d.sink->ops->rotations)
+                log_error("%" PRIu64 " entries written to %s, %" PRIu64 " rotations", d.sink->stats.written,
+                          d.config->path, d.sink->ops->rotations(d.sink));
         if (d.sink->stats.dropped) {
                 char name[16];
                 log_error("%" PRIu64 " entries could not be written: %s", d.sink->stats.dropped,

@@ -142,6 +142,52 @@ static int parse_watch(const struct parse *p, const config_setting_t *s, struct 
         return 0;
 }
 
+/* A size: an integer of bytes, or a string with a K, M or G suffix (powers of 1024). */
+static int get_size(const struct parse *p, const config_setting_t *s, uint64_t *ret) {
+        uint64_t v;
+        if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
+                long long x = config_setting_get_int64(s);
+                if (x <= 0)
+                        return fail(p, s, "%s must be positive", config_setting_name(s));
+                v = (uint64_t) x;
+        } else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+                const char *str = config_setting_get_string(s);
+                char *end;
+                errno = 0;
+                unsigned long long x = strtoull(str, &end, 10);
+                unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+                if (shift)
+                        end++;
+                if (errno || end == str || *end || x == 0 || x > (UINT64_MAX >> shift))
+                        return fail(p, s, "%s = \"%s\" is not a size (a number, then K, M or G)",
+                                    config_setting_name(s), str);
+                v = (uint64_t) x << shift;
+        } else
+                return fail(p, s, "%s must be a size: 1048576 or \"1M\"", config_setting_name(s));
+        if (v < 4096)
+                return fail(p, s, "%s must be at least 4096 bytes", config_setting_name(s));
+        *ret = v;
+        return 0;
+}
+
+/* A file mode: an integer, or an octal string ("0640"); never writable by others. */
+static int get_mode(const struct parse *p, const config_setting_t *s, unsigned *ret) {
+        unsigned long m;
+        if (config_setting_type(s) == CONFIG_TYPE_INT)
+                m = (unsigned long) config_setting_get_int(s);
+        else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+                char *end;
+                m = strtoul(config_setting_get_string(s), &end, 8);
+                if (*end || end == config_setting_get_string(s))
+                        return fail(p, s, "mode must be octal, as \"0640\"");
+        } else
+                return fail(p, s, "mode must be octal, as \"0640\"");
+        if (m > 0777 || (m & 0002))
+                return fail(p, s, "mode %04lo: a trace must not be writable by others", m);
+        *ret = (unsigned) m;
+        return 0;
+}
+
 static int parse_output(const struct parse *p, const config_setting_t *g, struct config *c) {
         if (config_setting_type(g) != CONFIG_TYPE_GROUP)
                 return fail(p, g, "output must be a group: output = { sink = \"stdout\"; format = \"text\"; };");
@@ -156,22 +202,47 @@ static int parse_output(const struct parse *p, const config_setting_t *g, struct
                                 c->sink = SINK_STDOUT;
                         else if (strcmp(v, "journal") == 0)
                                 c->sink = SINK_JOURNAL;
+                        else if (strcmp(v, "file") == 0)
+                                c->sink = SINK_FILE;
                         else
                                 return fail(p, s, "output.sink \"%s\" is not available in this version "
-                                                  "(known: journal, stdout)", v);
+                                                  "(known: journal, file, stdout)", v);
                 } else if (strcmp(name, "format") == 0) {
                         if (!v)
                                 return fail(p, s, "output.format must be a string");
-                        if (strcmp(v, "text") != 0)
-                                return fail(p, s, "output.format \"%s\" is not available in this version (known: text)", v);
-                        c->format = OUTPUT_TEXT;
+                        if (strcmp(v, "text") == 0)
+                                c->format = OUTPUT_TEXT;
+                        else if (strcmp(v, "json") == 0)
+                                c->format = OUTPUT_JSON;
+                        else
+                                return fail(p, s, "output.format \"%s\" is not available (known: text, json)", v);
+                } else if (strcmp(name, "path") == 0) {
+                        if (!v || v[0] != '/' || strlen(v) >= sizeof(c->path))
+                                return fail(p, s, "output.path must be an absolute path (at most %zu bytes)",
+                                            sizeof(c->path) - 1);
+                        snprintf(c->path, sizeof(c->path), "%s", v);
+                } else if (strcmp(name, "max_size") == 0) {
+                        int r = get_size(p, s, &c->max_size);
+                        if (r < 0)
+                                return r;
+                } else if (strcmp(name, "keep") == 0) {
+                        int r = get_uint(p, s, 1, 1000, false, &c->keep);
+                        if (r < 0)
+                                return r;
+                } else if (strcmp(name, "mode") == 0) {
+                        int r = get_mode(p, s, &c->mode);
+                        if (r < 0)
+                                return r;
                 } else if (strcmp(name, "queue_kib") == 0) {
                         int r = get_uint(p, s, 64, 1u << 20, false, &c->queue_kib);
                         if (r < 0)
                                 return r;
                 } else
-                        return fail(p, s, "unknown key 'output.%s' (known: sink, format, queue_kib)", name);
+                        return fail(p, s, "unknown key 'output.%s' (known: sink, format, path, max_size, keep, mode, "
+                                          "queue_kib)", name);
         }
+        if (c->sink == SINK_FILE && !c->path[0])
+                return fail(p, g, "output.sink = \"file\" needs output.path");
         return 0;
 }
 
@@ -205,6 +276,9 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .max_inflight = 65536,
                 .format = OUTPUT_TEXT,
                 .queue_kib = 16384,
+                .max_size = 64ull << 20,
+                .keep = 5,
+                .mode = 0640,
         };
 
         FILE *f = fopen(path, "re");

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/aiotraced/aiotraced.conf"
@@ -24,12 +25,14 @@ struct watch {
 
 enum output_format {
         OUTPUT_TEXT,
+        OUTPUT_JSON, /* one object per line */
 };
 
 enum output_sink {
         SINK_AUTO,    /* the journal when started by systemd, else standard output */
         SINK_STDOUT,
         SINK_JOURNAL,
+        SINK_FILE, /* a file that rotates itself */
 };
 
 /* Where the iocbs and io_events come from. */
@@ -52,6 +55,10 @@ struct config {
         enum output_format format;
         enum output_sink sink;
         unsigned queue_kib; /* the journal sink's queue */
+        char path[4096];    /* the file sink's */
+        uint64_t max_size;
+        unsigned keep;
+        unsigned mode;
 };
 
 /* On failure error holds "FILE:LINE: what is wrong" (or "FILE: ..." when no line applies). */

@@ -23,6 +23,8 @@ struct sink_ops {
         int (*flush)(struct sink *s); /* never blocks for long: the rings wait meanwhile */
         int (*finish)(struct sink *s, unsigned timeout_ms); /* at exit: everything out, or counted dropped */
         void (*free)(struct sink *s);
+        int (*reopen)(struct sink *s);               /* optional: a file moved away by logrotate */
+        uint64_t (*rotations)(const struct sink *s); /* optional */
 };
 
 static inline int sink_write(struct sink *s, const struct entry *e) {
@@ -34,6 +36,9 @@ static inline int sink_flush(struct sink *s) {
 static inline int sink_finish(struct sink *s, unsigned timeout_ms) {
         return s->ops->finish(s, timeout_ms);
 }
+static inline int sink_reopen(struct sink *s) {
+        return s->ops->reopen ? s->ops->reopen(s) : 0;
+}
 void sink_free(struct sink *s);
 void sink_freep(struct sink **s);
 
@@ -42,3 +47,5 @@ int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, 
 /* One structured journal entry per entry (format_journal.h), sent by a thread of its own from a queue of
  * queue_bytes: a slow journal costs dropped entries, counted and reported, never a stalled ring. */
 int sink_journal_new(unsigned max_iocbs_per_call, size_t queue_bytes, struct sink **ret);
+/* The config's output.path, rotated at output.max_size keeping output.keep files, text or JSON lines. */
+int sink_file_new(const struct config *c, unsigned max_iocbs_per_call, struct sink **ret);

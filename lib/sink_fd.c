@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "format_json.h"
 #include "format_text.h"
 #include "outbuf.h"
 #include "util.h"
@@ -16,8 +18,9 @@ struct sink_fd {
         int fd;
         enum output_format format;
         unsigned max_iocbs;
-        struct outbuf buf;
+        struct outbuf buf, text;
         uint64_t buffered; /* entries in buf */
+        int64_t realtime_offset;
 };
 
 void sink_free(struct sink *s) {
@@ -58,7 +61,10 @@ static int fd_flush(struct sink *s) {
 static int fd_write(struct sink *s, const struct entry *e) {
         struct sink_fd *f = (struct sink_fd *) s;
         size_t before = f->buf.len;
-        format_text(&f->buf, e, f->max_iocbs);
+        if (f->format == OUTPUT_JSON)
+                format_json(&f->buf, &f->text, e, f->max_iocbs, f->realtime_offset);
+        else
+                format_text(&f->buf, e, f->max_iocbs);
         if (f->buf.failed) {
                 f->buf.len = before;
                 f->buf.failed = false;
@@ -76,6 +82,7 @@ static void fd_free(struct sink *s) {
         struct sink_fd *f = (struct sink_fd *) s;
         (void) fd_flush(s);
         outbuf_free(&f->buf);
+        outbuf_free(&f->text);
         free(f);
 }
 
@@ -89,7 +96,13 @@ int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, 
         struct sink_fd *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
-        *f = (struct sink_fd) { .base.ops = &fd_ops, .fd = fd, .format = format, .max_iocbs = max_iocbs_per_call };
+        struct timespec r, m;
+        clock_gettime(CLOCK_REALTIME, &r);
+        clock_gettime(CLOCK_MONOTONIC, &m);
+        *f = (struct sink_fd) {
+                .base.ops = &fd_ops, .fd = fd, .format = format, .max_iocbs = max_iocbs_per_call,
+                .realtime_offset = ((int64_t) r.tv_sec - (int64_t) m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec),
+        };
         if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536)) {
                 free(f);
                 return -ENOMEM;

@@ -91,11 +91,30 @@ def journal_lines(path):
     return lines, fields
 
 
-def parse_trace(path, journal=False):
+def json_lines(paths):
+    """JSON lines files, oldest first -> (the text layout's lines, each call object in order)"""
+    lines, objs = [], []
+    for path in paths:
+        with open(path, encoding='utf-8') as f:  # strict: the daemon must write valid UTF-8
+            for raw in f:
+                if not raw.endswith('\n'):
+                    raise Failure(f'{path}: a line without its newline: {raw[:80]!r}')
+                e = json.loads(raw)
+                if e.get('schema') != 1:
+                    raise Failure(f'{path}: schema {e.get("schema")!r}')
+                lines.extend(e['message'].split('\n'))
+                if e['kind'] == 'call':
+                    objs.append(e)
+    return lines, objs
+
+
+def parse_trace(path, journal=False, json_files=None):
     calls, other = [], []
     cur = None
     pending_event = None
-    if journal:
+    if json_files:
+        lines, call_fields = json_lines(json_files)
+    elif journal:
         lines, call_fields = journal_lines(path)
     else:
         with open(path, errors='replace') as f:
@@ -287,6 +306,37 @@ def compare_journal(tally, where, got, want, pid, comm):
     tally.journal_fields += len(exp) + 1
 
 
+def compare_json(tally, where, got, want, pid, comm):
+    """The JSON object's own members against the truth: what a consumer reads without parsing the message."""
+    j, c = got['journal'], want['call']
+    def check(name, value, truth):
+        tally.journal_fields += 1
+        if value != truth:
+            tally.errors.append(f'{where}: json {name}={value!r}, truth {truth!r}')
+    check('syscall', j.get('syscall'), c['syscall'])
+    check('pid', j.get('pid'), int(pid))
+    check('tid', j.get('tid'), int(c['tid']))
+    check('comm', j.get('comm'), comm)
+    check('ret', j.get('ret'), int(c['ret']))
+    if c['syscall'] == 'io_submit':
+        check('iocbpp', j.get('iocbpp'), hx(c['iocbpp']))
+        for t, o in zip(want['iocbs'], j.get('iocbs', [])):
+            if o.get('state') != 'ok':
+                continue
+            check('iocb', o.get('iocb'), hx(t['addr']))
+            check('fd', o.get('fd'), int(t['fd']))
+            check('data', o.get('data'), hx(t['data']))
+            check('nbytes', o.get('nbytes'), int(t['nbytes']))
+            check('offset', o.get('offset'), int(t['offset']))
+    if c['syscall'] in ('io_getevents', 'io_pgetevents'):
+        for t, o in zip(want['events'], j.get('events', [])):
+            if o.get('state') != 'ok':
+                continue
+            check('event.iocb', o.get('iocb'), hx(t['obj']))
+            check('event.data', o.get('data'), hx(t['data']))
+            check('event.res', o.get('res'), int(t['res']))
+
+
 def compare_call(tally, where, got, want, max_iocbs, submitted_fd):
     c = want['call']
     h = got['hdr']
@@ -355,16 +405,17 @@ def compare_call(tally, where, got, want, max_iocbs, submitted_fd):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--trace', required=True)
     ap.add_argument('--truth', required=True, action='append')
     ap.add_argument('--unwatched', action='append', default=[], help='truth of a process that must not appear')
     ap.add_argument('--max-iocbs', type=int, default=256)
     ap.add_argument('--strict', action='store_true', help='no value may be marked where the truth is readable')
     ap.add_argument('--expect-migration', action='store_true')
     ap.add_argument('--journal', action='store_true', help='the trace is journalctl -o json output')
+    ap.add_argument('--json', nargs='+', help='the trace is these JSON lines files, oldest first')
+    ap.add_argument('--trace')
     a = ap.parse_args()
 
-    calls, other = parse_trace(a.trace, a.journal)
+    calls, other = parse_trace(a.trace, a.journal, a.json)
     tally = Tally(a.strict)
     n_calls = 0
     for path in a.truth:
@@ -394,7 +445,10 @@ def main():
                 where = f'tid {tid} call {k} ({w["call"]["syscall"]})'
                 compare_call(tally, where, g, w, a.max_iocbs, submitted_fd)
                 if g['journal'] is not None and g['hdr']['dur'] is not None:
-                    compare_journal(tally, where, g, w, pid, process['comm'])
+                    if a.json:
+                        compare_json(tally, where, g, w, pid, process['comm'])
+                    else:
+                        compare_journal(tally, where, g, w, pid, process['comm'])
             n_calls += len(wants)
         if a.expect_migration:
             if not migrations:
@@ -413,7 +467,8 @@ def main():
 
     print(f'compare: {n_calls} calls matched; values: {tally.correct} correct, {tally.marked} marked '
           f'(stale/unreadable), {tally.wrong} wrong but printed as true'
-          + (f'; {tally.journal_fields} journal fields checked' if a.journal else ''))
+          + (f'; {tally.journal_fields} {"JSON" if a.json else "journal"} fields checked'
+             if a.journal or a.json else ''))
     if tally.errors:
         for e in tally.errors[:40]:
             print('  ' + e)

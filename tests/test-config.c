@@ -34,6 +34,22 @@ static void expect_error(const char *text, unsigned line, const char *want) {
         CHECK_CONTAINS(error, want);
 }
 
+static void test_file_output(void) {
+        const char *path = write_conf("file.conf", "output = { sink = \"file\"; path = \"/var/log/a/t.log\"; "
+                                                   "max_size = \"64M\"; keep = 3; mode = \"0600\"; format = \"json\"; };\n");
+        struct config *c = NULL;
+        char error[512] = "";
+        CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
+        if (!c)
+                return;
+        CHECK(c->sink == SINK_FILE && c->format == OUTPUT_JSON);
+        CHECK_STR(c->path, "/var/log/a/t.log");
+        CHECK_EQ(c->max_size, 64ull << 20);
+        CHECK_EQ(c->keep, 3);
+        CHECK_EQ(c->mode, 0600);
+        config_free(c);
+}
+
 static void test_good(void) {
         const char *path = write_conf("good.conf",
                                       "# comment\n"
@@ -87,6 +103,7 @@ int main(void) {
         if (!mkdtemp(dir))
                 return 99;
         test_good();
+        test_file_output();
         expect_error("capture = \"kernel\";\n", 1, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
         expect_error("capture = 1;\n", 1, "capture must be one of");
         expect_error("ring_pages = 64;\nbogus = 1;\n", 2, "unknown key 'bogus'");
@@ -102,7 +119,13 @@ int main(void) {
         expect_error("watch = ( { pid = 1; comm = \"x\"; } );\n", 1, "not both");
         expect_error("watch = ( { } );\n", 1, "empty watch entry");
         expect_error("watch = \"tst\";\n", 1, "watch must be a list");
-        expect_error("output = { sink = \"syslog\"; };\n", 1, "not available in this version (known: journal, stdout)");
+        expect_error("output = { sink = \"syslog\"; };\n", 1, "not available in this version (known: journal, file, stdout)");
+        expect_error("output = { sink = \"file\"; };\n", 1, "output.sink = \"file\" needs output.path");
+        expect_error("output = { path = \"rel/trace.log\"; };\n", 1, "output.path must be an absolute path");
+        expect_error("output = { max_size = \"10X\"; };\n", 1, "is not a size (a number, then K, M or G)");
+        expect_error("output = { max_size = 100; };\n", 1, "must be at least 4096 bytes");
+        expect_error("output = { mode = \"0666\"; };\n", 1, "must not be writable by others");
+        expect_error("output = { format = \"xml\"; };\n", 1, "(known: text, json)");
         expect_error("output = { queue_kib = 8; };\n", 1, "out of range");
         expect_error("ring_pages = 64;\nmax_iocbs_per_call = = 2;\n", 2, "syntax error");
 

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "format_json.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "aio_decode.h"
+#include "format_journal.h"
+#include "format_text.h"
+#include "util.h"
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one. */
+static size_t utf8_valid(const unsigned char *s, size_t n) {
+        unsigned char c = s[0];
+        size_t len;
+        uint32_t min, cp;
+        if (c >= 0xc2 && c <= 0xdf)
+                len = 2, min = 0x80, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+                len = 3, min = 0x800, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+                len = 4, min = 0x10000, cp = c & 0x07;
+        else
+                return 0;
+        if (len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+void json_string(struct outbuf *b, const char *s, size_t n) {
+        static const char hex[] = "0123456789abcdef";
+        const unsigned char *p = (const unsigned char *) s;
+        outbuf_putc(b, '"');
+        for (size_t i = 0; i < n;) {
+                unsigned char c = p[i];
+                if (c == '"' || c == '\\') {
+                        outbuf_putc(b, '\\');
+                        outbuf_putc(b, (char) c);
+                        i++;
+                } else if (c == '\n') {
+                        outbuf_puts(b, "\\n");
+                        i++;
+                } else if (c < 0x20 || c == 0x7f) {
+                        char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+                        outbuf_put(b, u, sizeof(u));
+                        i++;
+                } else if (c < 0x80) {
+                        outbuf_putc(b, (char) c);
+                        i++;
+                } else {
+                        size_t len = utf8_valid(p + i, n - i);
+                        if (len) {
+                                outbuf_put(b, p + i, len);
+                                i += len;
+                        } else {
+                                outbuf_puts(b, "\\ufffd");
+                                i++;
+                        }
+                }
+        }
+        outbuf_putc(b, '"');
+}
+
+/* Members after the first start with a comma: the object is opened by obj_open, which writes none. */
+static void key(struct outbuf *b, const char *k) {
+        outbuf_puts(b, ",\"");
+        outbuf_puts(b, k);
+        outbuf_puts(b, "\":");
+}
+
+static void kv_str(struct outbuf *b, const char *k, const char *v) {
+        key(b, k);
+        json_string(b, v, strlen(v));
+}
+
+static void kv_u64(struct outbuf *b, const char *k, uint64_t v) {
+        key(b, k);
+        outbuf_u64(b, v);
+}
+
+static void kv_s64(struct outbuf *b, const char *k, int64_t v) {
+        key(b, k);
+        outbuf_s64(b, v);
+}
+
+static void kv_ptr(struct outbuf *b, const char *k, uint64_t v) {
+        key(b, k);
+        outbuf_putc(b, '"');
+        outbuf_ptr(b, v);
+        outbuf_putc(b, '"');
+}
+
+static void kv_state(struct outbuf *b, enum mem_state s) {
+        kv_str(b, "state", s == MEM_OK ? "ok" : mem_state_name(s));
+}
+
+/* RFC 3339, UTC, with nanoseconds. */
+static void put_ts(struct outbuf *b, uint64_t mono, int64_t offset) {
+        int64_t ns = (int64_t) mono + offset;
+        time_t sec = (time_t) (ns / 1000000000);
+        struct tm tm;
+        char buf[64];
+        gmtime_r(&sec, &tm);
+        size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+        outbuf_puts(b, ",\"ts\":\"");
+        outbuf_put(b, buf, n);
+        outbuf_putc(b, '.');
+        char frac[10];
+        uint64_t f = (uint64_t) (ns % 1000000000);
+        for (int i = 8; i >= 0; i--, f /= 10)
+                frac[i] = (char) ('0' + f % 10);
+        outbuf_put(b, frac, 9);
+        outbuf_puts(b, "Z\"");
+}
+
+static void put_iocb(struct outbuf *b, unsigned i, const struct iocb_info *cb) {
+        outbuf_puts(b, "{\"i\":");
+        outbuf_u64(b, i);
+        if (cb->addr_state != MEM_OK && cb->addr_state != MEM_STALE) {
+                kv_state(b, cb->addr_state);
+                outbuf_putc(b, '}');
+                return;
+        }
+        kv_ptr(b, "iocb", cb->addr);
+        kv_state(b, cb->state == MEM_OK ? cb->addr_state : cb->state);
+        if (cb->state == MEM_OK || cb->state == MEM_STALE) {
+                const char *op = iocb_opcode_name(cb->opcode);
+                if (op)
+                        kv_str(b, "op", op);
+                else
+                        kv_u64(b, "op", cb->opcode);
+                kv_u64(b, "fd", cb->fd);
+                kv_ptr(b, "data", cb->data);
+                kv_ptr(b, "buf", cb->buf);
+                kv_u64(b, "nbytes", cb->nbytes);
+                kv_s64(b, "offset", cb->offset);
+                if (iocb_is_vectored(cb)) {
+                        if (cb->iov_state == MEM_OK || cb->iov_state == MEM_STALE)
+                                kv_u64(b, "iov_total", cb->iov_total);
+                        else
+                                kv_str(b, "iov_state", mem_state_name(cb->iov_state));
+                }
+                if (cb->rw_flags)
+                        kv_ptr(b, "rw_flags", (uint32_t) cb->rw_flags);
+                if (cb->reqprio)
+                        kv_s64(b, "reqprio", cb->reqprio);
+                if (cb->flags)
+                        kv_ptr(b, "flags", cb->flags);
+                if (cb->flags & 1)
+                        kv_u64(b, "resfd", cb->resfd);
+                if (cb->key)
+                        kv_u64(b, "key", cb->key);
+        }
+        outbuf_putc(b, '}');
+}
+
+static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev) {
+        outbuf_puts(b, "{\"i\":");
+        outbuf_u64(b, i);
+        kv_ptr(b, "addr", ev->addr);
+        kv_state(b, ev->data_mismatch && ev->state == MEM_OK ? MEM_STALE : ev->state);
+        if (ev->state == MEM_OK || ev->state == MEM_STALE) {
+                kv_ptr(b, "iocb", ev->obj);
+                kv_ptr(b, "data", ev->data);
+                kv_s64(b, "res", ev->res);
+                if (ev->res < 0) {
+                        char name[16];
+                        kv_str(b, "errno", errno_name((int) -ev->res, name));
+                }
+                kv_s64(b, "res2", ev->res2);
+                if (ev->fd >= 0)
+                        kv_s64(b, "fd", ev->fd);
+                if (ev->data_mismatch)
+                        kv_ptr(b, "submitted_data", ev->expected_data);
+        }
+        outbuf_putc(b, '}');
+}
+
+static void call_members(struct outbuf *b, const struct aio_call *c, unsigned max) {
+        kv_str(b, "syscall", aio_syscall_name(c->syscall));
+        kv_u64(b, "pid", c->pid);
+        kv_u64(b, "tid", c->tid);
+        key(b, "comm");
+        json_string(b, c->comm, strlen(c->comm));
+        kv_s64(b, "ret", c->ret);
+        if (c->ret < 0) {
+                char name[16];
+                kv_str(b, "errno", errno_name((int) -c->ret, name));
+        }
+        if (!c->enter_seen) {
+                kv_str(b, "enter", "not seen");
+                return;
+        }
+        kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
+        switch (c->syscall) {
+        case AIO_IO_SETUP:
+                kv_u64(b, "nr_events", c->args[0]);
+                if (c->aux_state == MEM_OK)
+                        kv_ptr(b, "ctx", c->aux[0]);
+                else
+                        kv_str(b, "ctx_state", mem_state_name(c->aux_state));
+                break;
+        case AIO_IO_DESTROY:
+                kv_ptr(b, "ctx", c->args[0]);
+                break;
+        case AIO_IO_SUBMIT:
+                kv_ptr(b, "ctx", c->args[0]);
+                kv_s64(b, "nr", (int64_t) c->args[1]);
+                kv_ptr(b, "iocbpp", c->args[2]);
+                key(b, "iocbs");
+                outbuf_putc(b, '[');
+                for (unsigned i = 0; i < c->n_items; i++) {
+                        if (i)
+                                outbuf_putc(b, ',');
+                        put_iocb(b, i, &c->iocbs[i]);
+                }
+                outbuf_putc(b, ']');
+                if (c->n_wanted > c->n_items)
+                        kv_u64(b, "not_read", c->n_wanted - c->n_items);
+                break;
+        case AIO_IO_CANCEL:
+                kv_ptr(b, "ctx", c->args[0]);
+                kv_ptr(b, "iocb", c->args[1]);
+                key(b, "cancelled");
+                put_iocb(b, 0, &c->cancel_iocb);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                kv_ptr(b, "ctx", c->args[0]);
+                kv_s64(b, "min_nr", (int64_t) c->args[1]);
+                kv_s64(b, "nr", (int64_t) c->args[2]);
+                kv_ptr(b, "events_addr", c->args[3]);
+                if (c->args[4] && c->aux_state == MEM_OK)
+                        kv_u64(b, "timeout_nsec", c->aux[0] * 1000000000ull + c->aux[1]);
+                else if (c->args[4])
+                        kv_str(b, "timeout_state", mem_state_name(c->aux_state));
+                key(b, "events");
+                outbuf_putc(b, '[');
+                for (unsigned i = 0; i < c->n_items; i++) {
+                        if (i)
+                                outbuf_putc(b, ',');
+                        put_event(b, i, &c->events[i]);
+                }
+                outbuf_putc(b, ']');
+                if (c->n_wanted > c->n_items)
+                        kv_u64(b, "not_read", c->n_wanted - c->n_items);
+                break;
+        default:
+                break;
+        }
+        (void) max;
+}
+
+static void message(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max) {
+        outbuf_reset(text);
+        format_text(text, e, max);
+        size_t len = text->len;
+        if (len && text->data[len - 1] == '\n')
+                len--;
+        key(b, "message");
+        json_string(b, text->data, len);
+}
+
+void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max, int64_t offset) {
+        static const char *const kinds[] = {
+                [ENTRY_CALL] = "call", [ENTRY_LOST] = "lost", [ENTRY_INFO] = "info", [ENTRY_STATS] = "stats",
+        };
+        outbuf_puts(b, "{\"schema\":");
+        outbuf_u64(b, JSON_SCHEMA_VERSION);
+        kv_str(b, "kind", kinds[e->kind]);
+        put_ts(b, e->time, offset);
+        kv_u64(b, "mono_ns", e->time);
+        switch (e->kind) {
+        case ENTRY_CALL:
+                call_members(b, e->call, max);
+                break;
+        case ENTRY_LOST:
+                kv_u64(b, "lost", e->lost);
+                kv_u64(b, "cpu", e->cpu);
+                break;
+        default:
+                break;
+        }
+        message(b, text, e, max);
+        outbuf_puts(b, "}\n");
+}

@@ -1,0 +1,119 @@
+#!/bin/bash
+# The file sink: rotation under load, JSON lines that a real parser takes (any comm bytes), a full disk, a
+# removed directory, a symlink at the path, and SIGUSR1 after an external logrotate.
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+if [ "${AIOTRACED_PRIVATE_MOUNTS:-}" != 1 ]; then # the small tmpfs of the full-disk case stays private
+        AIOTRACED_PRIVATE_MOUNTS=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
+fi
+mkdir -p "$T/w1" "$T/out"
+trap 'umount "$T/small" 2>/dev/null; cleanup' EXIT
+oldest_first() { # PATH: PATH.N ... PATH.1 PATH, those that exist
+        local p=$1 n
+        for n in $(seq 1000 -1 1); do [ -e "$p.$n" ] && echo "$p.$n"; done
+        echo "$p"
+}
+
+echo "== 1. rotation under load: every entry in path, path.1 ..., whole, in order; at most keep files"
+write_config "$T/rot.conf" 'watch = ( { comm = "aio-file"; } );' 'ring_pages = 1024;' 'drain_interval_ms = 5;' \
+        "output = { sink = \"file\"; path = \"$T/out/trace.json\"; format = \"json\"; max_size = \"64K\"; keep = 200; };"
+start_daemon_bg "$T/rot.conf"
+sleep 0.5
+"$WORKLOAD" --comm aio-file --truth "$T/rot1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+"$WORKLOAD" --comm aio-file --idiom 2 --rounds 300 --truth "$T/rot2.truth" --dir "$T/w1" || fail "workload failed"
+stop_daemon_bg
+files=$(oldest_first "$T/out/trace.json")
+echo "$(echo "$files" | wc -l) files"
+[ "$(echo "$files" | wc -l)" -gt 5 ] || fail "64K files did not rotate"
+written=$(sed -n 's/^aiotraced: \([0-9]*\) entries written to .*/\1/p' "$T/daemon.err")
+lines=$(cat $files | wc -l)
+echo "entries written $written, lines in the files $lines"
+[ "$written" = "$lines" ] || fail "the files hold $lines lines, the daemon wrote $written entries"
+for f in $files; do [ "$(stat -c %s "$f")" -le 65536 ] || fail "$f is larger than max_size"; done
+# shellcheck disable=SC2086
+"$PYTHON3" "$top_srcdir/tests/compare.py" --json $files --truth "$T/rot1.truth" --truth "$T/rot2.truth" --strict ||
+        fail "the JSON lines differ from the ground truth"
+"$PYTHON3" - $files <<'PY' || fail "entries out of order across the files"
+import json, sys
+t = [json.loads(l)['mono_ns'] for f in sys.argv[1:] for l in open(f)]
+sys.exit(0 if all(a <= b for a, b in zip(t, t[1:])) else 1)
+PY
+for f in $files; do python3 -m json.tool --json-lines "$f" >/dev/null || fail "$f: json.tool refuses it"; done
+
+echo "== 2. keep: at most that many rotated files, the oldest go"
+write_config "$T/keep.conf" 'watch = ( { comm = "aio-file"; } );' \
+        "output = { sink = \"file\"; path = \"$T/out/keep.log\"; max_size = 4096; keep = 2; };"
+start_daemon_bg "$T/keep.conf"
+sleep 0.5
+for i in 1 2 3; do "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" || fail "workload failed"; done
+stop_daemon_bg
+ls "$T/out" | grep '^keep.log'
+[ -e "$T/out/keep.log.2" ] && [ ! -e "$T/out/keep.log.3" ] || fail "keep = 2 kept $(ls "$T/out" | grep -c '^keep.log.')"
+
+echo "== 3. any bytes in a comm come out as valid JSON"
+comm=$'q"b\\s\x01\x7f\xff\xc3\xa9'
+"$WORKLOAD" --comm "$comm" --truth "$T/odd.truth" --dir "$T/w1" --start-delay-ms 700 &
+W=$!
+write_config "$T/odd.conf" "watch = ( { pid = $W; } );" \
+        "output = { sink = \"file\"; path = \"$T/out/odd.json\"; format = \"json\"; };"
+start_daemon_bg "$T/odd.conf"
+wait $W || fail "workload failed"
+stop_daemon_bg
+"$PYTHON3" - "$T/out/odd.json" <<'PY' || fail "the comm did not come out as it should"
+import json, sys
+calls = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8') if '"kind":"call"' in l]
+want = 'q"b\\s\x01\x7f\ufffd\u00e9'
+print(f'{len(calls)} calls; comm {calls[0]["comm"]!r}')
+sys.exit(0 if calls and all(c['comm'] == want for c in calls) else 1)
+PY
+
+echo "== 4. a full disk: tracing goes on, the drops are counted, reported once there is room"
+mkdir -p "$T/small"
+mount -t tmpfs -o size=256k tmpfs "$T/small"
+write_config "$T/full.conf" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+        "output = { sink = \"file\"; path = \"$T/small/trace.log\"; max_size = \"1G\"; };"
+start_daemon_bg "$T/full.conf"
+sleep 0.5
+head -c 300k /dev/zero >"$T/small/filler" 2>/dev/null # fills it: the rest does not fit
+for i in 1 2 3; do "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" || fail "workload failed"; done
+rm "$T/small/filler"
+"$WORKLOAD" --comm aio-file --truth "$T/after.truth" --dir "$T/w1" --pause-us 2000 || fail "workload failed"
+sleep 0.2
+kill -0 "$DAEMON_PID" || fail "the daemon did not survive a full disk"
+stop_daemon_bg
+grep -q 'No space left on device (ENOSPC); entries are counted as dropped' "$T/daemon.err" || fail "ENOSPC not said"
+grep '^\[info\] [0-9]* entries could not be written to .* (ENOSPC)$' "$T/small/trace.log" ||
+        fail "no drop-count entry once there was room"
+"$PYTHON3" - "$T/small/trace.log" <<'PY' || fail "a torn line in the file"
+import re, sys
+hdr = re.compile(r'^(\[.* - \d+ - \d+\] io_\w+\(.*\) \[retval = .*|    .*|\[info\] .*|\[lost\] .*|\[stats\] .*)$')
+bad = [l for l in open(sys.argv[1], errors='replace') if not hdr.match(l.rstrip('\n'))]
+sys.exit(1 if bad else 0)
+PY
+grep -c "^\[aio-file" "$T/small/trace.log"
+umount "$T/small"
+
+echo "== 5. a symlink at the path is refused, not followed"
+ln -s "$T/elsewhere" "$T/out/link.log"
+write_config "$T/link.conf" "output = { sink = \"file\"; path = \"$T/out/link.log\"; };"
+"$AIOTRACED" -c "$T/link.conf" 2>"$T/link.err" && fail "started on a symlink"
+cat "$T/link.err"
+grep -q 'is a symbolic link, which is refused, not followed' "$T/link.err" || fail "no reason given"
+[ ! -e "$T/elsewhere" ] || fail "the symlink was followed"
+
+echo "== 6. logrotate moves the file away; SIGUSR1 reopens it"
+write_config "$T/usr1.conf" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+        "output = { sink = \"file\"; path = \"$T/out/usr1.log\"; };"
+start_daemon_bg "$T/usr1.conf"
+sleep 0.5
+"$WORKLOAD" --comm aio-file --truth "$T/u1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+sleep 0.1
+mv "$T/out/usr1.log" "$T/out/usr1.log.old"
+kill -USR1 "$DAEMON_PID"
+sleep 0.1
+"$WORKLOAD" --comm aio-file --truth "$T/u2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+stop_daemon_bg
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/usr1.log" --truth "$T/u2.truth" --unwatched "$T/u1.truth" \
+        --strict || fail "after SIGUSR1 the new file does not hold the new calls"
+
+echo PASS
