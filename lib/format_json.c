@@ -167,7 +167,7 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
         kv_ptr(b, "addr", ev->addr);
         kv_state(b, ev->data_mismatch && ev->state == MEM_OK ? MEM_STALE : ev->state);
         if (ev->state == MEM_OK || ev->state == MEM_STALE) {
-                kv_ptr(b, "iocb", ev->obj);
+                kv_ptr(b, "obj", ev->obj);
                 kv_ptr(b, "data", ev->data);
                 kv_s64(b, "res", ev->res);
                 if (ev->res < 0) {

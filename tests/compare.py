@@ -332,7 +332,7 @@ def compare_json(tally, where, got, want, pid, comm):
         for t, o in zip(want['events'], j.get('events', [])):
             if o.get('state') != 'ok':
                 continue
-            check('event.iocb', o.get('iocb'), hx(t['obj']))
+            check('event.obj', o.get('obj'), hx(t['obj']))
             check('event.data', o.get('data'), hx(t['data']))
             check('event.res', o.get('res'), int(t['res']))
 

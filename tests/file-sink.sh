@@ -115,5 +115,18 @@ sleep 0.1
 stop_daemon_bg
 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/usr1.log" --truth "$T/u2.truth" --unwatched "$T/u1.truth" \
         --strict || fail "after SIGUSR1 the new file does not hold the new calls"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/usr1.log.old" --truth "$T/u1.truth" \
+        --unwatched "$T/u2.truth" --strict || fail "the moved file lost calls"
+
+echo "== 7. JSON lines on standard output (-f)"
+write_config "$T/stdout.conf" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+        'output = { format = "json"; };'
+"$AIOTRACED" -f -c "$T/stdout.conf" >"$T/stdout.json" 2>"$T/daemon.err" &
+DAEMON_PID=$!
+wait_for "$T/stdout.json" '"message":"\[info\] tracking aio starts'
+"$WORKLOAD" --comm aio-file --truth "$T/s.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+stop_daemon_bg
+"$PYTHON3" "$top_srcdir/tests/compare.py" --json "$T/stdout.json" --truth "$T/s.truth" --strict ||
+        fail "JSON on standard output differs from the ground truth"
 
 echo PASS
