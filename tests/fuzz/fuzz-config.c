@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Any bytes as a configuration file, then the kernel filter built from what loads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "filter.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        static char path[64];
+        if (!path[0])
+                snprintf(path, sizeof(path), "%s/aiotraced-fuzz-config.%d",
+                         access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int) getpid());
+        FILE *f = fopen(path, "we");
+        if (!f)
+                abort();
+        fwrite(data, 1, size, f);
+        fclose(f);
+        struct config *c = NULL;
+        char error[512];
+        if (config_load(path, &c, error, sizeof(error)) == 0) {
+                uint32_t tids[3] = { 1, 2, 4 };
+                char *filter = NULL;
+                if (filter_build(c, tids, 3, "common_pid", 1, &filter) == 0)
+                        free(filter);
+                config_free(c);
+        }
+        return 0;
+}
