@@ -122,7 +122,7 @@ const char *errno_name(int err, char buf[static 16]) {
 
 void format_result(struct outbuf *b, int64_t res) {
         outbuf_s64(b, res);
-        if (res < 0 && res >= -4095) {
+        if (result_is_errno(res)) {
                 char tmp[16];
                 outbuf_puts(b, " (");
                 outbuf_puts(b, errno_name((int) -res, tmp));

@@ -55,4 +55,9 @@ const char *iocb_opcode_name(uint16_t opcode);
 void format_rw_flags(struct outbuf *b, uint32_t flags);
 void format_iocb_flags(struct outbuf *b, uint32_t flags);
 /* "-5 (EIO)" for negative results, "4096" otherwise */
+/* A result the kernel means as -errno (the range the kernel's IS_ERR_VALUE takes). */
+static inline bool result_is_errno(int64_t v) {
+        return v < 0 && v >= -4095;
+}
+
 void format_result(struct outbuf *b, int64_t res);

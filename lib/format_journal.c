@@ -87,7 +87,7 @@ static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c)
         field_str(b, n, "AIO_COMM", c->comm, strlen(c->comm));
         field_str(b, n, "AIO_SYSCALL", name, strlen(name));
         field_s64(b, n, "AIO_RET", c->ret);
-        if (c->ret < 0) {
+        if (result_is_errno(c->ret)) {
                 char errname[16];
                 const char *e = errno_name((int) -c->ret, errname);
                 field_str(b, n, "AIO_ERRNO", e, strlen(e));

@@ -170,7 +170,7 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
                 kv_ptr(b, "obj", ev->obj);
                 kv_ptr(b, "data", ev->data);
                 kv_s64(b, "res", ev->res);
-                if (ev->res < 0) {
+                if (result_is_errno(ev->res)) {
                         char name[16];
                         kv_str(b, "errno", errno_name((int) -ev->res, name));
                 }
@@ -190,7 +190,7 @@ static void call_members(struct outbuf *b, const struct aio_call *c, unsigned ma
         key(b, "comm");
         json_string(b, c->comm, strlen(c->comm));
         kv_s64(b, "ret", c->ret);
-        if (c->ret < 0) {
+        if (result_is_errno(c->ret)) {
                 char name[16];
                 kv_str(b, "errno", errno_name((int) -c->ret, name));
         }

@@ -18,7 +18,7 @@ libs="$(pkg-config --libs libtraceevent libconfig libsystemd) -lpthread"
 objs=
 for c in "$src"/lib/*.c; do
         o="$dir/obj/$(basename "$c" .c).o"
-        [ "$o" -nt "$c" ] || $cc $cflags -c "$c" -o "$o"
+        $cc $cflags -c "$c" -o "$o" # always: a header may have changed
         objs="$objs $o"
 done
 
