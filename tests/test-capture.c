@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "format_text.h"
+#include "pipeline.h"
 #include "ringbuf.h"
 #include "test.h"
 
@@ -124,18 +125,6 @@ static void test_view(void) {
         CHECK_EQ(capture_view_parse(b.data, 30, CAPTURE_EXIT_RAW_SIZE, &v), -ENOENT);
 }
 
-static struct outbuf out;
-
-static void collect(void *userdata, const struct entry *e) {
-        format_text(&out, e, 256);
-}
-
-static const struct event_desc *find(const struct event_table *t, const char *name) {
-        for (size_t i = 0; i < t->n_events; i++)
-                if (strcmp(t->events[i].name, name) == 0)
-                        return &t->events[i];
-        return NULL;
-}
 
 static void put_raw(struct fake_ring *f, uint64_t time, uint32_t tid, const void *raw, size_t len) {
         static uint8_t rec[8192];

@@ -8,21 +8,10 @@
 #include <unistd.h>
 
 #include "format_text.h"
+#include "pipeline.h"
 #include "ringbuf.h"
 #include "test.h"
 
-static struct outbuf out;
-
-static void collect(void *userdata, const struct entry *e) {
-        format_text(&out, e, 256);
-}
-
-static const struct event_desc *find(const struct event_table *t, const char *name) {
-        for (size_t i = 0; i < t->n_events; i++)
-                if (strcmp(t->events[i].name, name) == 0)
-                        return &t->events[i];
-        return NULL;
-}
 
 static uint32_t self_pid, self_tid;
 
