@@ -56,11 +56,7 @@ static void common(struct outbuf *b, unsigned *n, const char *message_id, int pr
 }
 
 static void message(struct outbuf *b, struct outbuf *text, unsigned *n, const struct entry *e, unsigned max_iocbs) {
-        outbuf_reset(text);
-        format_text(text, e, max_iocbs);
-        size_t len = text->len;
-        if (len && text->data[len - 1] == '\n')
-                len--;
+        size_t len = format_text_message(text, e, max_iocbs);
         field_str(b, n, "MESSAGE", text->data, len);
 }
 

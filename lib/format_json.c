@@ -183,7 +183,7 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
         outbuf_putc(b, '}');
 }
 
-static void call_members(struct outbuf *b, const struct aio_call *c, unsigned max) {
+static void call_members(struct outbuf *b, const struct aio_call *c) {
         kv_str(b, "syscall", aio_syscall_name(c->syscall));
         kv_u64(b, "pid", c->pid);
         kv_u64(b, "tid", c->tid);
@@ -255,17 +255,27 @@ static void call_members(struct outbuf *b, const struct aio_call *c, unsigned ma
         default:
                 break;
         }
-        (void) max;
 }
 
 static void message(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max) {
-        outbuf_reset(text);
-        format_text(text, e, max);
-        size_t len = text->len;
-        if (len && text->data[len - 1] == '\n')
-                len--;
+        size_t len = format_text_message(text, e, max);
         key(b, "message");
         json_string(b, text->data, len);
+}
+
+int64_t json_realtime_offset(void) {
+        struct timespec r, m;
+        clock_gettime(CLOCK_REALTIME, &r);
+        clock_gettime(CLOCK_MONOTONIC, &m);
+        return ((int64_t) r.tv_sec - (int64_t) m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
+}
+
+void format_line(struct outbuf *b, struct outbuf *text, enum output_format format, const struct entry *e,
+                 unsigned max, int64_t offset) {
+        if (format == OUTPUT_JSON)
+                format_json(b, text, e, max, offset);
+        else
+                format_text(b, e, max);
 }
 
 void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max, int64_t offset) {
@@ -279,7 +289,7 @@ void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, u
         kv_u64(b, "mono_ns", e->time);
         switch (e->kind) {
         case ENTRY_CALL:
-                call_members(b, e->call, max);
+                call_members(b, e->call);
                 break;
         case ENTRY_LOST:
                 kv_u64(b, "lost", e->lost);

@@ -279,6 +279,15 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
         outbuf_putc(b, '\n');
 }
 
+size_t format_text_message(struct outbuf *text, const struct entry *e, unsigned max_iocbs_per_call) {
+        outbuf_reset(text);
+        format_text(text, e, max_iocbs_per_call);
+        size_t len = text->len;
+        if (len && text->data[len - 1] == '\n')
+                len--;
+        return len;
+}
+
 void format_text(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per_call) {
         switch (e->kind) {
         case ENTRY_CALL:

@@ -3,11 +3,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "format_json.h"
-#include "format_text.h"
 #include "outbuf.h"
 #include "util.h"
 
@@ -61,10 +59,7 @@ static int fd_flush(struct sink *s) {
 static int fd_write(struct sink *s, const struct entry *e) {
         struct sink_fd *f = (struct sink_fd *) s;
         size_t before = f->buf.len;
-        if (f->format == OUTPUT_JSON)
-                format_json(&f->buf, &f->text, e, f->max_iocbs, f->realtime_offset);
-        else
-                format_text(&f->buf, e, f->max_iocbs);
+        format_line(&f->buf, &f->text, f->format, e, f->max_iocbs, f->realtime_offset);
         if (f->buf.failed) {
                 f->buf.len = before;
                 f->buf.failed = false;
@@ -96,12 +91,9 @@ int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, 
         struct sink_fd *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
-        struct timespec r, m;
-        clock_gettime(CLOCK_REALTIME, &r);
-        clock_gettime(CLOCK_MONOTONIC, &m);
         *f = (struct sink_fd) {
                 .base.ops = &fd_ops, .fd = fd, .format = format, .max_iocbs = max_iocbs_per_call,
-                .realtime_offset = ((int64_t) r.tv_sec - (int64_t) m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec),
+                .realtime_offset = json_realtime_offset(),
         };
         if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536)) {
                 free(f);

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "format_json.h"
-#include "format_text.h"
 #include "outbuf.h"
 #include "util.h"
 
@@ -39,13 +38,6 @@ struct sink_file {
         uint64_t rotations;
         bool error_told;
 };
-
-static int64_t realtime_offset(void) {
-        struct timespec r, m;
-        clock_gettime(CLOCK_REALTIME, &r);
-        clock_gettime(CLOCK_MONOTONIC, &m);
-        return ((int64_t) r.tv_sec - (int64_t) m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
-}
 
 /* O_NOFOLLOW: a symlink planted at the path is refused (ELOOP), not followed. */
 static int file_open(struct sink_file *f) {
@@ -84,10 +76,7 @@ static void rotate(struct sink_file *f) {
 }
 
 static void format_entry(struct sink_file *f, struct outbuf *b, const struct entry *e) {
-        if (f->format == OUTPUT_JSON)
-                format_json(b, &f->text, e, f->max_iocbs, f->realtime_offset);
-        else
-                format_text(b, e, f->max_iocbs);
+        format_line(b, &f->text, f->format, e, f->max_iocbs, f->realtime_offset);
 }
 
 static void tell_error(struct sink_file *f, int r) {
@@ -230,7 +219,7 @@ int sink_file_new(const struct config *c, unsigned max_iocbs_per_call, struct si
                 return -ENOMEM;
         *f = (struct sink_file) {
                 .base.ops = &file_ops, .max_size = c->max_size, .keep = c->keep, .mode = (mode_t) c->mode,
-                .format = c->format, .max_iocbs = max_iocbs_per_call, .realtime_offset = realtime_offset(),
+                .format = c->format, .max_iocbs = max_iocbs_per_call, .realtime_offset = json_realtime_offset(),
                 .fd = -1,
         };
         snprintf(f->path, sizeof(f->path), "%s", c->path);
