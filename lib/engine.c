@@ -114,9 +114,6 @@ static int64_t sign_extend(uint64_t v, unsigned size) {
 /* th is not used after augmenting: the rescan may grow the thread table and move it. */
 static void handle_exit(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
         th->pid = s->pid;
-        if (!th->comm_known)
-                read_comm(e, th);
-
         struct aio_call *call = &e->call;
         *call = (struct aio_call) {
                 .syscall = d->syscall,
@@ -149,7 +146,8 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
         if (r == 0 && capture.comm[0]) {
                 memcpy(th->comm, capture.comm, sizeof(th->comm));
                 th->comm_known = true;
-        }
+        } else if (!th->comm_known)
+                read_comm(e, th);
         char comm[sizeof(th->comm)];
         memcpy(comm, th->comm, sizeof(comm));
         call->comm = comm;
