@@ -221,6 +221,14 @@ static bool drain(struct daemon *d, uint64_t until) {
         return held;
 }
 
+/* The drain tick, kept under half the watchdog's period so that the loop turns often enough to ping it. */
+static uint64_t tick_interval(const struct daemon *d, uint64_t watchdog_usec) {
+        uint64_t interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
+        if (watchdog_usec && interval > watchdog_usec * 1000 / 2)
+                interval = watchdog_usec * 1000 / 2;
+        return interval;
+}
+
 static void reload(struct daemon *d);
 static void notify_status(struct daemon *d, const char *prefix);
 
@@ -246,9 +254,7 @@ static int run(struct daemon *d) {
         uint64_t watchdog_usec = 0, last_ping = 0, last_status = now_ns();
         if (sd_watchdog_enabled(false, &watchdog_usec) <= 0)
                 watchdog_usec = 0;
-        uint64_t interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
-        if (watchdog_usec && interval > watchdog_usec * 1000 / 2)
-                interval = watchdog_usec * 1000 / 2;
+        uint64_t interval = tick_interval(d, watchdog_usec);
         if (timer_arm(tick, interval, interval) < 0) {
                 log_error("timerfd: %m");
                 return EXIT_RUNTIME;
@@ -297,9 +303,7 @@ static int run(struct daemon *d) {
                                                 unsigned before = d->config->drain_interval_ms;
                                                 reload(d);
                                                 if (d->config->drain_interval_ms != before) {
-                                                        interval = (uint64_t) d->config->drain_interval_ms * 1000000ull;
-                                                        if (watchdog_usec && interval > watchdog_usec * 1000 / 2)
-                                                                interval = watchdog_usec * 1000 / 2;
+                                                        interval = tick_interval(d, watchdog_usec);
                                                         (void) timer_arm(tick, interval, interval);
                                                 }
                                         } else
