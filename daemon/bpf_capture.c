@@ -172,10 +172,29 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
 }
 
 static bool config_watches_pid(const struct config *cfg, uint32_t pid) {
-        for (size_t i = 0; i < cfg->n_watch; i++)
+        for (size_t i = 0; cfg && i < cfg->n_watch; i++)
                 if (cfg->watch[i].kind == WATCH_PID && (uint32_t) cfg->watch[i].pid == pid)
                         return true;
         return false;
+}
+
+/* Drop from the watch_ids map every id the config does not list (all of them: NULL). */
+static void drop_ids(int ids, const struct config *keep) {
+        uint32_t key, stale[256];
+        size_t n_stale;
+        do {
+                n_stale = 0;
+                void *prev = NULL;
+                uint32_t cur;
+                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(ids, prev, &key) == 0) {
+                        cur = key;
+                        prev = &cur;
+                        if (!config_watches_pid(keep, key))
+                                stale[n_stale++] = key;
+                }
+                for (size_t i = 0; i < n_stale; i++)
+                        (void) bpf_map_delete_elem(ids, &stale[i]);
+        } while (n_stale == ELEMENTSOF(stale));
 }
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
@@ -212,32 +231,16 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
                 snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
                 return r;
         }
-        /* Only now, so that a pid watched before and after is never unwatched: drop the ids no longer listed. */
-        uint32_t key, stale[256];
-        size_t n_stale;
-        do {
-                n_stale = 0;
-                void *prev = NULL;
-                uint32_t cur;
-                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(ids, prev, &key) == 0) {
-                        cur = key;
-                        prev = &cur;
-                        if (!config_watches_pid(cfg, key))
-                                stale[n_stale++] = key;
-                }
-                for (size_t i = 0; i < n_stale; i++)
-                        (void) bpf_map_delete_elem(ids, &stale[i]);
-        } while (n_stale == ELEMENTSOF(stale));
+        /* Only now, so that a pid watched before and after is never unwatched. */
+        drop_ids(ids, cfg);
         return 0;
 }
 
 void bpf_capture_stop(struct bpf_capture *c) {
         struct capture_watch none = { .generation = ++c->generation };
-        uint32_t zero = 0, key;
-        int ids = bpf_map__fd(c->skel->maps.watch_ids);
+        uint32_t zero = 0;
         (void) bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &none, BPF_ANY);
-        while (bpf_map_get_next_key(ids, NULL, &key) == 0 && bpf_map_delete_elem(ids, &key) == 0)
-                ;
+        drop_ids(bpf_map__fd(c->skel->maps.watch_ids), NULL);
 }
 
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
@@ -266,6 +269,25 @@ const int *bpf_capture_prog_fds(const struct bpf_capture *c) {
 
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {
         return -EOPNOTSUPP;
+}
+
+/* Drop from the watch_ids map every id the config does not list (all of them: NULL). */
+static void drop_ids(int ids, const struct config *keep) {
+        uint32_t key, stale[256];
+        size_t n_stale;
+        do {
+                n_stale = 0;
+                void *prev = NULL;
+                uint32_t cur;
+                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(ids, prev, &key) == 0) {
+                        cur = key;
+                        prev = &cur;
+                        if (!config_watches_pid(keep, key))
+                                stale[n_stale++] = key;
+                }
+                for (size_t i = 0; i < n_stale; i++)
+                        (void) bpf_map_delete_elem(ids, &stale[i]);
+        } while (n_stale == ELEMENTSOF(stale));
 }
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
