@@ -102,6 +102,8 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare --trace "$C.idiom.out" --truth "$C.idiom.truth" $exact
 
 
+        # Read afterwards, a value is exact only if the daemon reads it before the thread's next call (5 ms later
+        # here): on a loaded machine some are marked, which is right, so only the capture must be exact.
         echo "== $cap 8. reload: the new selection at once, a process watched by both traced throughout, a broken config refused"
         write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; } );' 'drain_interval_ms = 5;'
         start_daemon "$C.rl.conf" "$C.rl.out"
@@ -121,7 +123,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         stop_daemon "$C.rl.out"
         grep '^\[info\] reload' "$C.rl.out"
         compare --trace "$C.rl.out" --truth "$C.rl-a.truth" --truth "$C.rl-b2.truth" --truth "$C.rl-b3.truth" \
-                --unwatched "$C.rl-b1.truth" --strict
+                --unwatched "$C.rl-b1.truth" $exact
 }
 
 scenarios bpf
