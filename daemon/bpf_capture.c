@@ -59,6 +59,17 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
                                 return -EPROTO;
                         }
                 }
+                if (d->kind == EVENT_PROC_EXIT &&
+                    (d->record_size != 33 || d->args[0].offset != 24 || d->args[1].offset != 32)) {
+                        snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel capture "
+                                 "writes (pid at 24, group_dead at 32)", d->system, d->name);
+                        return -EPROTO;
+                }
+                if (d->kind == EVENT_PROC_EXEC && (d->args[0].offset != 12 || d->args[1].offset != 16)) {
+                        snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel capture "
+                                 "writes (pid at 12, old_pid at 16)", d->system, d->name);
+                        return -EPROTO;
+                }
                 if (d->kind != EVENT_SYS_EXIT)
                         continue;
                 if (d->record_size != CAPTURE_EXIT_RAW_SIZE || d->args[0].offset != CAPTURE_EXIT_RET_OFFSET ||
@@ -106,6 +117,10 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
                         c->skel->rodata->exit_tp_id[d->syscall] = (uint16_t) d->tp_id;
                 else if (d->kind == EVENT_SYS_ENTER)
                         c->skel->rodata->enter_tp_id[d->syscall] = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_PROC_EXIT)
+                        c->skel->rodata->proc_exit_tp_id = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_PROC_EXEC)
+                        c->skel->rodata->proc_exec_tp_id = (uint16_t) d->tp_id;
         }
         c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
         bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
@@ -130,7 +145,7 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
                 bpf_object__for_each_program(prog, c->skel->obj)
                         if (strcmp(syscall_of_section(bpf_program__section_name(prog)), d->name) == 0)
                                 c->prog_fds[k] = bpf_program__fd(prog);
-                if (c->prog_fds[k] < 0 && d->kind != EVENT_FORK) {
+                if (c->prog_fds[k] < 0 && (d->kind == EVENT_SYS_ENTER || d->kind == EVENT_SYS_EXIT)) {
                         r = -ENOENT;
                         snprintf(error, error_size, "no BPF program for %s:%s", d->system, d->name);
                         goto fail;
@@ -269,25 +284,6 @@ const int *bpf_capture_prog_fds(const struct bpf_capture *c) {
 
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {
         return -EOPNOTSUPP;
-}
-
-/* Drop from the watch_ids map every id the config does not list (all of them: NULL). */
-static void drop_ids(int ids, const struct config *keep) {
-        uint32_t key, stale[256];
-        size_t n_stale;
-        do {
-                n_stale = 0;
-                void *prev = NULL;
-                uint32_t cur;
-                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(ids, prev, &key) == 0) {
-                        cur = key;
-                        prev = &cur;
-                        if (!config_watches_pid(keep, key))
-                                stale[n_stale++] = key;
-                }
-                for (size_t i = 0; i < n_stale; i++)
-                        (void) bpf_map_delete_elem(ids, &stale[i]);
-        } while (n_stale == ELEMENTSOF(stale));
 }
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {

@@ -6,9 +6,38 @@
  * the arguments); at exit, while the caller is still inside the kernel, the exit record followed by the iocb
  * pointers, iocbs, iovecs, io_events, timeout or context the call used. */
 #include <linux/bpf.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
-struct task_struct;
+/* The few kernel fields the program reads to name an fd's open file, relocated by libbpf against the running
+ * kernel's BTF at load (CO-RE): no kernel headers here or at run time. */
+struct vfsmount {
+        void *mnt_root;
+} __attribute__((preserve_access_index));
+struct mount {
+        struct vfsmount mnt;
+        int mnt_id;
+} __attribute__((preserve_access_index));
+struct path {
+        struct vfsmount *mnt;
+} __attribute__((preserve_access_index));
+struct inode {
+        unsigned long i_ino;
+} __attribute__((preserve_access_index));
+struct file {
+        struct path f_path;
+        struct inode *f_inode;
+} __attribute__((preserve_access_index));
+struct fdtable {
+        unsigned int max_fds;
+        struct file **fd;
+} __attribute__((preserve_access_index));
+struct files_struct {
+        struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+struct task_struct {
+        struct files_struct *files;
+} __attribute__((preserve_access_index));
 
 #define GLOB_INLINE static __always_inline
 #include "capture.h"
@@ -22,6 +51,8 @@ enum { SC_SETUP, SC_DESTROY, SC_SUBMIT, SC_CANCEL, SC_GETEVENTS, SC_PGETEVENTS, 
 const volatile __u16 enter_tp_id[SC_MAX] = {};
 const volatile __u16 exit_tp_id[SC_MAX] = {};
 const volatile __u32 max_items = CAPTURE_MAX_ITEMS;
+const volatile __u16 proc_exit_tp_id = 0;
+const volatile __u16 proc_exec_tp_id = 0;
 
 #define IOCB_SIZE 64
 #define IO_EVENT_SIZE 32
@@ -73,11 +104,17 @@ struct build {
         __u64 src;        /* and where they come from */
         __u32 dst_off;    /* and where they go */
         __u32 matched;    /* watched(): some glob matched */
+        __u32 n_files;    /* entries of files[] filled */
+        __u32 files_off;  /* where they were copied into buf */
+        __u32 last_fd;    /* the file identity found last, for the next iocb on the same fd */
+        __u32 last_mnt_id;
+        __u64 last_ino;
 };
 
 struct scratch {
         struct build b;
         struct glob_state g;
+        struct capture_file files[CAPTURE_MAX_ITEMS];
         __u8 buf[SCRATCH_SIZE];
 };
 
@@ -173,6 +210,8 @@ static __always_inline struct thread_state *thread_state(void) {
 }
 
 /* Whether the current thread is watched; the globs run once per thread and command name. */
+/* Whether the current thread is watched; the globs run once per thread and command name (without task
+ * storage, every time). */
 static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
         __u32 zero = 0;
         struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
@@ -187,12 +226,12 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
                         return 1;
         }
         __u32 n_globs = w->n_globs, generation = w->generation;
-        if (n_globs == 0 || !ts)
+        if (n_globs == 0)
                 return 0;
 
         char comm[GLOB_COMM_SIZE];
         bpf_get_current_comm(comm, sizeof(comm));
-        if (ts->verdict_valid && ts->generation == generation && same_comm(ts->comm, comm))
+        if (ts && ts->verdict_valid && ts->generation == generation && same_comm(ts->comm, comm))
                 return ts->watched;
         struct scratch *s = scratch_of(l);
         if (!s)
@@ -205,11 +244,29 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
         s = scratch_of(l);
         if (!s)
                 return 0;
+        if (!ts)
+                return s->b.matched;
         __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
         ts->generation = generation;
         ts->watched = s->b.matched;
         ts->verdict_valid = 1;
         return ts->watched;
+}
+
+/* Whether the thread was watched under the name it had before an exec: by id, or by the verdict it keeps from
+ * its calls.  A thread that made no call under a watched name has no requests for the exec to end. */
+static __always_inline int was_watched(struct thread_state *ts) {
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (!w)
+                return 0;
+        if (w->all)
+                return 1;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
+        if (w->n_ids && (bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid)))
+                return 1;
+        return ts && ts->verdict_valid && ts->generation == w->generation && ts->watched;
 }
 
 /* The tracepoint context a program gets for syscall events: the first 8 bytes are not the record's. */
@@ -335,6 +392,40 @@ static __always_inline __u32 put_array(struct loop_ctx *l, struct scratch *s, __
 
 #define IOCB_CMD_PREADV 7
 #define IOCB_CMD_PWRITEV 8
+#define IOCB_FD_OFFSET 20
+
+/* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none. */
+static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
+        ret->fd = fd;
+        if (fd == s->b.last_fd) {
+                ret->mnt_id = s->b.last_mnt_id;
+                ret->ino = s->b.last_ino;
+                return;
+        }
+        ret->mnt_id = 0;
+        ret->ino = 0;
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+        struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+        if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+                return;
+        struct file **fds = BPF_CORE_READ(fdt, fd);
+        struct file *f = 0;
+        if (!fds || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) != 0 || !f)
+                return;
+        unsigned long ino = BPF_CORE_READ(f, f_inode, i_ino);
+        struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+        int mnt_id = 0;
+        /* real_mount(): the vfsmount sits inside its struct mount */
+        if (!mnt || bpf_probe_read_kernel(&mnt_id, sizeof(mnt_id),
+                                          (__u8 *) mnt - bpf_core_field_offset(struct mount, mnt) +
+                                                  bpf_core_field_offset(struct mount, mnt_id)) != 0)
+                return;
+        ret->mnt_id = (__u32) mnt_id;
+        ret->ino = ino;
+        s->b.last_fd = fd;
+        s->b.last_mnt_id = ret->mnt_id;
+        s->b.last_ino = ino;
+}
 
 /* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names. */
 static long iocb_step(__u32 i, void *ctx) {
@@ -342,6 +433,11 @@ static long iocb_step(__u32 i, void *ctx) {
         if (!s || i >= s->b.n || (i + 1) * 8 > s->b.ptrs_valid)
                 return 1;
         __u64 ptr = *(__u64 *) (s->buf + ((s->b.ptrs_off + i * 8) & (OFF_LIMIT - 1)));
+        struct capture_file *file = &s->files[i & (CAPTURE_MAX_ITEMS - 1)];
+        file->fd = ~0u;
+        file->mnt_id = 0;
+        file->ino = 0;
+        s->b.n_files = i + 1;
         if (ptr == 0)
                 return 0;
         __u32 seg_at = s->b.off;
@@ -351,6 +447,7 @@ static long iocb_step(__u32 i, void *ctx) {
         if (!seg->valid)
                 return 0;
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
+        file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file);
         __u16 opcode = *(__u16 *) (cb + 16);
         if (opcode != IOCB_CMD_PREADV && opcode != IOCB_CMD_PWRITEV)
                 return 0;
@@ -386,7 +483,23 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
         s->b.n = n;
         s->b.ptrs_off = ptrs_off;
         s->b.ptrs_valid = valid;
+        s->b.n_files = 0;
+        s->b.last_fd = ~0u;
         bpf_loop(CAPTURE_MAX_ITEMS, iocb_step, l, 0);
+        s = scratch_of(l);
+        if (!s)
+                return;
+        /* The file table after the segments; without room for it, the paths are only looked up afterwards. */
+        __u32 off = s->b.off, size = s->b.n_files * sizeof(struct capture_file);
+        if (size == 0 || size > sizeof(s->files) || off + size > CAPTURE_MAX_BYTES) {
+                s->b.n_files = 0;
+                return;
+        }
+        opaque(off);
+        opaque(size);
+        bpf_probe_read_kernel(s->buf + (off & (OFF_LIMIT - 1)), size & (LEN_LIMIT - 1), s->files);
+        s->b.files_off = off;
+        s->b.off = off + size;
 }
 
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
@@ -399,6 +512,8 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         s->b.off = CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_header);
         s->b.n_segs = 0;
         s->b.flags = 0;
+        s->b.n_files = 0;
+        s->b.files_off = 0;
         /* The record the kernel would have written, then what the call used. */
         put_common(s->buf, exit_tp_id[sc]);
         *(__s32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET) = ctx->nr;
@@ -443,6 +558,8 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         h->flags = (__u16) s->b.flags;
         h->n_segments = s->b.n_segs;
         h->size = size - CAPTURE_EXIT_RAW_SIZE;
+        h->n_files = s->b.n_files;
+        h->files_off = s->b.n_files ? s->b.files_off - CAPTURE_EXIT_RAW_SIZE - sizeof(struct capture_header) : 0;
         bpf_get_current_comm(h->comm, sizeof(h->comm));
         output(ctx, s->buf, size & (OFF_LIMIT - 1));
         return NEUTRAL;
@@ -471,3 +588,62 @@ EXIT(io_cancel, SC_CANCEL)
 EXIT(io_getevents, SC_GETEVENTS)
 EXIT(io_pgetevents, SC_PGETEVENTS)
 EXIT(io_destroy, SC_DESTROY) /* nothing of memory: a capture with no segment */
+
+/* The end of a watched process: sched_process_exit of its last thread (group_dead), and sched_process_exec (its
+ * AIO contexts go with its old memory).  Written as the kernel would have written them, for the same reason as
+ * the syscalls': a tracepoint filter would apply only after the program. */
+struct proc_exit_ctx {
+        __u64 common;
+        char comm[16];
+        int pid;
+        int prio;
+        __u8 group_dead;
+};
+
+struct proc_exec_ctx {
+        __u64 common;
+        __u32 filename_loc;
+        int pid;
+        int old_pid;
+};
+
+static __always_inline struct thread_state *thread_state_if_any(void) {
+        return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int proc_exit(struct proc_exit_ctx *ctx) {
+        if (!ctx->group_dead)
+                return NEUTRAL;
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        struct scratch *s = record_begin(&l, thread_state_if_any());
+        if (!s)
+                return NEUTRAL;
+        put_common(s->buf, proc_exit_tp_id);
+        __builtin_memcpy(s->buf + 8, ctx->comm, 16);
+        *(__s32 *) (s->buf + 24) = ctx->pid;
+        *(__s32 *) (s->buf + 28) = ctx->prio;
+        *(__u64 *) (s->buf + 32) = 1; /* group_dead, then padding */
+        output(ctx, s->buf, 40);
+        return NEUTRAL;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int proc_exec(struct proc_exec_ctx *ctx) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        if (!was_watched(thread_state_if_any()))
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        struct scratch *s = scratch_of(&l);
+        if (!s) {
+                count(CAPTURE_CNT_NO_SCRATCH);
+                return NEUTRAL;
+        }
+        put_common(s->buf, proc_exec_tp_id);
+        *(__u32 *) (s->buf + 8) = 24; /* the filename: empty, at the end */
+        *(__s32 *) (s->buf + 12) = ctx->pid;
+        *(__s32 *) (s->buf + 16) = ctx->old_pid;
+        *(__u32 *) (s->buf + 20) = 0;
+        output(ctx, s->buf, 24);
+        return NEUTRAL;
+}

@@ -130,12 +130,13 @@ static bool has_pid_watch(const struct config *c) {
 }
 
 static int apply_filters(struct daemon *d, char *error, size_t error_size) {
-        _cleanup_(freep) char *filter = NULL, *fork_filter = NULL;
+        _cleanup_(freep) char *filter = NULL, *fork_filter = NULL, *exit_filter = NULL;
         /* With the capture the programs select and write every record; the events only carry them, and
          * themselves match nothing. */
         if (d->capture)
-                return perf_session_attach(&d->perf, d->events, "common_pid < 0", NULL,
-                                           bpf_capture_prog_fds(d->capture), error, error_size);
+                return perf_session_attach(&d->perf, d->events, &(struct perf_filters) { .syscalls = "common_pid < 0",
+                                           .process_exit = "common_pid < 0" }, bpf_capture_prog_fds(d->capture),
+                                           error, error_size);
         int r = filter_build(d->config, d->tids, d->n_tids, "common_pid", true, &filter);
         /* The fork event is always there, so that a reload can start watching pids; it matches nothing until. */
         if (r >= 0 && has_pid_watch(d->config))
@@ -151,7 +152,17 @@ static int apply_filters(struct daemon *d, char *error, size_t error_size) {
                 snprintf(error, error_size, "building the filter: %s", strerror(-r));
                 return r;
         }
-        return perf_session_attach(&d->perf, d->events, filter, fork_filter, NULL, error, error_size);
+        /* A watched process's end: the exit of its last thread (the filter's fields are in that event too). */
+        if (r >= 0 && asprintf(&exit_filter, filter ? "group_dead == 1 && (%s)" : "group_dead == 1", filter) < 0) {
+                exit_filter = NULL;
+                r = -ENOMEM;
+        }
+        if (r < 0) {
+                snprintf(error, error_size, "building the filter: %s", strerror(-r));
+                return r;
+        }
+        return perf_session_attach(&d->perf, d->events, &(struct perf_filters) {
+                .syscalls = filter, .fork = fork_filter, .process_exit = exit_filter }, NULL, error, error_size);
 }
 
 static uint32_t tgid_of(uint32_t tid) {
@@ -350,6 +361,7 @@ static int run(struct daemon *d) {
                         produced += bpf_capture_counter(d->capture, d->perf.cpus[i].cpu, CAPTURE_CNT_RECORDS);
                 engine_account_lost(&d->engine, i, produced);
         }
+        engine_finish(&d->engine, now_ns());
         sink_flush(d->sink);
         return EXIT_OK;
 }
@@ -425,10 +437,14 @@ static void keep_restart_only(struct daemon *d, struct config *nc) {
         if (nc->max_inflight != old->max_inflight)
                 emit_info(d, "reload: max_inflight = %u takes effect at restart; kept %u", nc->max_inflight,
                           old->max_inflight);
+        if (nc->max_inflight_per_process != old->max_inflight_per_process)
+                emit_info(d, "reload: max_inflight_per_process = %u takes effect at restart; kept %u",
+                          nc->max_inflight_per_process, old->max_inflight_per_process);
         nc->capture = old->capture;
         nc->ring_pages = old->ring_pages;
         nc->max_iocbs_per_call = old->max_iocbs_per_call;
         nc->max_inflight = old->max_inflight;
+        nc->max_inflight_per_process = old->max_inflight_per_process;
         nc->format = old->format;
 }
 
@@ -467,6 +483,7 @@ static void reload(struct daemon *d) {
                 return;
         }
         config_free(old);
+        engine_set_records(&d->engine, nc->records, (uint64_t) nc->summary_interval * 1000000000ull);
         format_watch(d->config, watching, sizeof(watching));
         emit_event(d, INFO_RELOADED, 6, "reloaded %s: watching %s", d->config_path, watching);
         notify_ready(d);
@@ -537,7 +554,7 @@ int main(int argc, char **argv) {
         }
         /* With the capture, the programs follow every thread of a watched pid themselves: no fork event. */
         bool want_capture = d.config->capture != CAPTURE_REMOTE_READ;
-        r = event_table_load(tracefs, !want_capture, &d.events, error, sizeof(error));
+        r = event_table_load(tracefs, want_capture ? EVENTS_EXEC : EVENTS_FORK, &d.events, error, sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
                 status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
@@ -560,7 +577,7 @@ int main(int argc, char **argv) {
                         }
                         event_table_free(d.events);
                         d.events = NULL;
-                        r = event_table_load(tracefs, true, &d.events, error, sizeof(error));
+                        r = event_table_load(tracefs, EVENTS_FORK, &d.events, error, sizeof(error));
                         if (r < 0) {
                                 log_error("%s", error);
                                 status = EXIT_KERNEL;
@@ -614,6 +631,9 @@ int main(int argc, char **argv) {
         struct engine_options eo = {
                 .max_iocbs_per_call = d.max_iocbs,
                 .max_inflight = d.config->max_inflight,
+                .max_inflight_per_process = d.config->max_inflight_per_process,
+                .records = d.config->records,
+                .summary_interval_ns = (uint64_t) d.config->summary_interval * 1000000000ull,
                 .read_memory = true,
                 .replaced_sets = !d.capture,
         };

@@ -188,8 +188,8 @@ fail:
         return r;
 }
 
-int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
-                        const char *fork_filter, const int *prog_fds, char *error, size_t error_size) {
+int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
+                        const int *prog_fds, char *error, size_t error_size) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         int **sets = calloc(ps->n_cpus, sizeof(*sets));
         int r = 0;
@@ -207,7 +207,9 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         sets[i][k] = -1;
                 for (size_t k = 0; k < t->n_events; k++) {
                         const struct event_desc *d = &t->events[k];
-                        const char *f = d->kind == EVENT_FORK ? fork_filter : filter;
+                        const char *f = d->kind == EVENT_FORK        ? filters->fork
+                                        : d->kind == EVENT_PROC_EXIT ? filters->process_exit
+                                                                     : filters->syscalls;
                         r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu,
                                        (unsigned) (pc->map_size - page));
                         if (r < 0) {

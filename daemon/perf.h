@@ -30,11 +30,18 @@ int online_cpus(int **ret, size_t *ret_n);
 /* Open and map the rings; no tracepoint is attached yet. */
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
                       unsigned ring_pages, char *error, size_t error_size);
-/* Open a set of the table's tracepoints on every CPU with these filters (NULL: none; fork_filter for
- * sched_process_fork) and, when prog_fds is given, the BPF program of each event (-1: none), enable it, then
- * retire the previous set.  On failure the previous set stays. */
-int perf_session_attach(struct perf_session *ps, const struct event_table *t, const char *filter,
-                        const char *fork_filter, const int *prog_fds, char *error, size_t error_size);
+/* The tracepoint filter of each kind of event (NULL: none). */
+struct perf_filters {
+        const char *syscalls;     /* and sched_process_exec */
+        const char *fork;         /* sched_process_fork */
+        const char *process_exit; /* sched_process_exit */
+};
+
+/* Open a set of the table's tracepoints on every CPU with these filters and, when prog_fds is given, the BPF
+ * program of each event (-1: none), enable it, then retire the previous set.  On failure the previous set
+ * stays. */
+int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
+                        const int *prog_fds, char *error, size_t error_size);
 int perf_session_disable(struct perf_session *ps);
 /* Samples generated on CPU index i so far (retired sets and the current one): every hit that passed the filter,
  * whether the ring had room for it or not.  Exact once the events are disabled. */

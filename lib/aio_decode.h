@@ -32,6 +32,10 @@ struct iocb_info {
         enum mem_state iov_state;
         uint64_t iov_total;
         uint32_t iov_counted; /* how many of the nbytes iovecs were summed */
+        /* the open file fd named during the call, when the in-kernel capture saw it */
+        bool file_known;
+        uint32_t file_mnt_id;
+        uint64_t file_ino;
 };
 
 struct event_info {

@@ -6,12 +6,11 @@
 
 #include "util.h"
 
-int call_ctx_init(struct call_ctx *c, unsigned max_iocbs, struct inflight_table *inflight, struct trace_stats *stats) {
+int call_ctx_init(struct call_ctx *c, unsigned max_iocbs, struct trace_stats *stats) {
         if (max_iocbs == 0)
                 return -EINVAL;
         *c = (struct call_ctx) {
                 .max_iocbs = max_iocbs,
-                .inflight = inflight,
                 .stats = stats,
                 .iocbs = calloc(max_iocbs, sizeof(struct iocb_info)),
                 .events = calloc(max_iocbs, sizeof(struct event_info)),
@@ -79,57 +78,6 @@ void call_mark_stale(struct call_ctx *c, struct aio_call *call) {
                 stale_state(c, &call->cancel_iocb.state);
                 if (call->n_items)
                         stale_state(c, &call->events[0].state);
-        }
-}
-
-void call_commit(struct call_ctx *c, struct aio_call *call) {
-        struct trace_stats *st = c->stats;
-        uint64_t ctx = call->args[0];
-
-        switch (call->syscall) {
-        case AIO_IO_SUBMIT:
-                /* Only what the kernel accepted is in flight: the first ret iocbs. */
-                for (unsigned i = 0; call->ret > 0 && i < call->n_items && i < (uint64_t) call->ret; i++) {
-                        const struct iocb_info *cb = &call->iocbs[i];
-                        if (cb->state != MEM_OK || cb->addr_state != MEM_OK)
-                                continue;
-                        struct inflight req = {
-                                .pid = call->pid, .fd = cb->fd, .ctx = ctx, .iocb = cb->addr,
-                                .data = cb->data, .submit_time = call->enter_time, .opcode = cb->opcode,
-                        };
-                        if (inflight_add(c->inflight, &req) < 0)
-                                st->inflight_full++;
-                }
-                break;
-        case AIO_IO_GETEVENTS:
-        case AIO_IO_PGETEVENTS:
-        case AIO_IO_CANCEL:
-                for (unsigned i = 0; i < call->n_items; i++) {
-                        struct event_info *ev = &call->events[i];
-                        ev->fd = -1;
-                        if (ev->state != MEM_OK)
-                                continue;
-                        struct inflight req;
-                        if (!inflight_take(c->inflight, call->pid, ctx, ev->obj, &req)) {
-                                st->unmatched++;
-                                continue;
-                        }
-                        ev->fd = (int32_t) req.fd;
-                        if (req.data != ev->data) {
-                                /* The kernel copies aio_data into the event: a difference means one of the two
-                                 * reads saw memory that had already been reused. */
-                                ev->data_mismatch = true;
-                                ev->expected_data = req.data;
-                                st->stale++;
-                        }
-                }
-                break;
-        case AIO_IO_DESTROY:
-                if (call->ret == 0)
-                        inflight_drop(c->inflight, call->pid, ctx);
-                break;
-        default:
-                break;
         }
 }
 
@@ -247,9 +195,15 @@ static void augment_submit(struct call_ctx *c, struct aio_call *call) {
                 read_chunks(c, call, c->chunks, n_chunks);
         for (unsigned k = 0; k < n_chunks; k++) {
                 struct iocb_info *cb = &call->iocbs[owner[k]];
-                if (c->chunks[k].state == MEM_OK)
+                struct capture_file f;
+                if (c->chunks[k].state == MEM_OK) {
                         iocb_decode(cb, c->chunks[k].buf);
-                else {
+                        if (c->capture && capture_view_file(c->capture, owner[k], &f) && f.fd == cb->fd) {
+                                cb->file_known = true;
+                                cb->file_mnt_id = f.mnt_id;
+                                cb->file_ino = f.ino;
+                        }
+                } else {
                         cb->state = c->chunks[k].state;
                         cb->iov_state = MEM_NOT_READ;
                         count_unreadable(c, cb->state);

@@ -7,7 +7,6 @@
 #include "aio_decode.h"
 #include "capture_view.h"
 #include "events.h"
-#include "inflight.h"
 #include "remote.h"
 
 /* One system call, enter and exit paired, with what was read of the caller's memory.  The arrays belong to the
@@ -50,8 +49,12 @@ struct trace_stats {
         uint64_t truncated;      /* iocbs/events beyond max_iocbs_per_call */
         uint64_t unpaired_exit;  /* exit with no enter (call began before tracing or enter lost) */
         uint64_t unpaired_enter; /* enter never followed by its exit */
-        uint64_t unmatched;      /* completions of iocbs never seen submitted */
-        uint64_t inflight_full;  /* submits not tracked because the in-flight table was full */
+        uint64_t unmatched;      /* completions of iocbs never seen submitted (or whose submit was not read) */
+        uint64_t completed;      /* requests reaped and matched to their submit */
+        uint64_t cancelled;      /* of them, cancelled */
+        uint64_t abandoned;      /* requests never reaped: context destroyed, process gone, evicted */
+        uint64_t unknown;        /* requests whose end could not be told: their process's completions were unread */
+        uint64_t evicted;        /* requests dropped from the full in-flight table (counted in abandoned too) */
         uint64_t bad_records;    /* malformed records skipped */
         uint64_t bad_bytes;      /* ring bytes skipped after a malformed record */
         uint64_t foreign;        /* samples of events that are not ours */
@@ -64,7 +67,6 @@ struct trace_stats {
 
 struct call_ctx {
         unsigned max_iocbs;
-        struct inflight_table *inflight;
         struct trace_stats *stats;
         /* the memory the kernel captured for the call being augmented; NULL: read it now with process_vm_readv */
         struct capture_view *capture;
@@ -80,11 +82,11 @@ struct call_ctx {
 
 #define CALL_IOV_BUDGET 1024u /* iovecs summed per call (UIO_MAXIOV) */
 
-int call_ctx_init(struct call_ctx *c, unsigned max_iocbs, struct inflight_table *inflight, struct trace_stats *stats);
+int call_ctx_init(struct call_ctx *c, unsigned max_iocbs, struct trace_stats *stats);
 void call_ctx_done(struct call_ctx *c);
 
 /* One handler per syscall family, as rasdaemon keeps one per event kind: it reads what the call left in the
- * caller's memory and updates the in-flight table. */
+ * caller's memory. */
 struct call_handler {
         void (*augment)(struct call_ctx *c, struct aio_call *call);
 };
@@ -99,5 +101,3 @@ const struct call_handler *call_handler_for(enum aio_syscall s);
 /* After reading, the engine looks at the rings once more: a thread that has already made a later call may have
  * changed the memory before it was read, so nothing read for this call is trusted. */
 void call_mark_stale(struct call_ctx *c, struct aio_call *call);
-/* Record what a completed submit said, once the values are known to be trusted. */
-void call_commit(struct call_ctx *c, struct aio_call *call);

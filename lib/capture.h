@@ -6,9 +6,12 @@
  *   the tracepoint's own record, laid out as the format file says (CAPTURE_EXIT_RAW_SIZE bytes)
  *   struct capture_header
  *   n_segments x { struct capture_segment, then `len` bytes of the caller's memory, padded to 8 }
+ *   n_files x struct capture_file (io_submit: the file each captured iocb's fd named), at files_off
  *
  * Each segment is one region the program read while the caller was still inside the system call, so what it
- * holds is what the kernel itself read.  Only fixed-size types: this header is compiled for BPF too. */
+ * holds is what the kernel itself read.  The file table is kept apart from the segments: it is not the caller's
+ * memory, and no address lookup may ever answer from it.  Only fixed-size types: this header is compiled for
+ * BPF too. */
 
 #ifdef __bpf__
 #include <linux/types.h>
@@ -23,7 +26,7 @@ typedef uint64_t capture_u64;
 #endif
 
 #define CAPTURE_MAGIC 0x41494f43u /* "COIA" little-endian: a capture follows */
-#define CAPTURE_VERSION 1
+#define CAPTURE_VERSION 2
 
 /* common fields (8), __syscall_nr (4, then 4 of padding), ret (8): what every sys_exit_* format says here */
 #define CAPTURE_EXIT_RAW_SIZE 24
@@ -43,6 +46,16 @@ struct capture_header {
         capture_u32 n_segments;
         capture_u32 size; /* of the record from the header on */
         char comm[16];    /* the thread's name at the call: right even for a thread gone before it is read */
+        capture_u32 n_files;
+        capture_u32 files_off; /* from the end of the header */
+};
+
+/* The open file an iocb's fd named during the call, as /proc/PID/fdinfo shows it (mnt_id, ino): what tells a
+ * path looked up afterwards from one of a file since closed and replaced under the same fd. */
+struct capture_file {
+        capture_u32 fd;
+        capture_u32 mnt_id; /* 0: not known (no such fd, or the program could not read it) */
+        capture_u64 ino;
 };
 
 struct capture_segment {

@@ -32,7 +32,17 @@ int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, 
                         return -EBADMSG;
                 off += sizeof(s) + padded(s.len);
         }
-        *ret = (struct capture_view) { .data = data, .size = off, .n_segments = h.n_segments, .flags = h.flags };
+        const uint8_t *files = NULL;
+        if (h.n_files) {
+                if (h.n_files > CAPTURE_MAX_ITEMS || h.files_off < off || h.files_off % 8 ||
+                    h.files_off > size || (size - h.files_off) / sizeof(struct capture_file) < h.n_files)
+                        return -EBADMSG;
+                files = data + h.files_off;
+        }
+        *ret = (struct capture_view) {
+                .data = data, .size = off, .n_segments = h.n_segments, .flags = h.flags,
+                .files = files, .n_files = files ? h.n_files : 0,
+        };
         memcpy(ret->comm, h.comm, sizeof(ret->comm));
         ret->comm[sizeof(ret->comm) - 1] = 0;
         return 0;
@@ -74,4 +84,15 @@ static void fill_one(struct capture_view *v, struct remote_chunk *c) {
 void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size_t n) {
         for (size_t i = 0; i < n; i++)
                 fill_one(v, &chunks[i]);
+}
+
+bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_file *ret) {
+        if (i >= v->n_files)
+                return false;
+        struct capture_file f;
+        memcpy(&f, v->files + (size_t) i * sizeof(f), sizeof(f));
+        if (f.mnt_id == 0)
+                return false;
+        *ret = f;
+        return true;
 }

@@ -16,6 +16,8 @@ struct capture_view {
         uint32_t n_segments;
         uint16_t flags;
         char comm[16]; /* NUL-terminated */
+        const uint8_t *files; /* io_submit: n_files struct capture_file, by iocb index */
+        uint32_t n_files;
         /* where the last region was found: regions are mostly asked for in the order they were captured */
         size_t cursor_off;
         uint32_t cursor_idx;
@@ -28,3 +30,6 @@ int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, 
 /* Fill each chunk from the capture: MEM_OK with its bytes, MEM_FAULT where the program's read faulted, and
  * MEM_NOT_READ / MEM_NOT_CAPTURED where the program did not capture it (a bound, or no arguments kept). */
 void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size_t n);
+
+/* The open file iocb i's fd named during the call; false when the capture does not know it. */
+bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_file *ret);

@@ -259,6 +259,29 @@ static int parse_capture(const struct parse *p, const config_setting_t *s, struc
         return fail(p, s, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
 }
 
+static int parse_records(const struct parse *p, const config_setting_t *s, struct config *c) {
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } kinds[] = { { "syscalls", RECORD_SYSCALLS }, { "requests", RECORD_REQUESTS }, { "summary", RECORD_SUMMARY } };
+        int type = config_setting_type(s);
+        if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
+                return fail(p, s, "records must be a list: records = [ \"syscalls\", \"requests\", \"summary\" ];");
+        c->records = 0;
+        for (int i = 0; i < config_setting_length(s); i++) {
+                const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
+                const char *v = config_setting_type(e) == CONFIG_TYPE_STRING ? config_setting_get_string(e) : NULL;
+                size_t k = 0;
+                while (v && k < ELEMENTSOF(kinds) && strcmp(v, kinds[k].name) != 0)
+                        k++;
+                if (!v || k == ELEMENTSOF(kinds))
+                        return fail(p, e, "records: %s%s%s is not one of \"syscalls\", \"requests\", \"summary\"",
+                                    v ? "\"" : "", v ? v : "an entry that is not a string", v ? "\"" : "");
+                c->records |= kinds[k].bit;
+        }
+        return 0;
+}
+
 const char *capture_mode_name(enum capture_mode m) {
         return m == CAPTURE_BPF ? "bpf" : m == CAPTURE_REMOTE_READ ? "remote-read" : "auto";
 }
@@ -274,6 +297,9 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .max_iocbs_per_call = 256,
                 .drain_interval_ms = 100,
                 .max_inflight = 65536,
+                .max_inflight_per_process = 65536,
+                .records = RECORD_REQUESTS | RECORD_SUMMARY,
+                .summary_interval = 60,
                 .format = OUTPUT_TEXT,
                 .queue_kib = 16384,
                 .max_size = 64ull << 20,
@@ -314,14 +340,21 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                         r = get_uint(&p, s, 1, 60000, false, &c->drain_interval_ms);
                 else if (strcmp(name, "max_inflight") == 0)
                         r = get_uint(&p, s, 16, 16u << 20, false, &c->max_inflight);
+                else if (strcmp(name, "max_inflight_per_process") == 0)
+                        r = get_uint(&p, s, 1, 16u << 20, false, &c->max_inflight_per_process);
+                else if (strcmp(name, "records") == 0)
+                        r = parse_records(&p, s, c);
+                else if (strcmp(name, "summary_interval") == 0)
+                        r = get_uint(&p, s, 1, 86400, false, &c->summary_interval);
                 else if (strcmp(name, "output") == 0)
                         r = parse_output(&p, s, c);
                 else if (strcmp(name, "capture") == 0)
                         r = parse_capture(&p, s, c);
                 else
                         r = fail(&p, s,
-                                 "unknown key '%s' (known: watch, capture, ring_pages, max_iocbs_per_call, "
-                                 "drain_interval_ms, max_inflight, output)",
+                                 "unknown key '%s' (known: watch, capture, records, summary_interval, ring_pages, "
+                                 "max_iocbs_per_call, drain_interval_ms, max_inflight, max_inflight_per_process, "
+                                 "output)",
                                  name);
         }
 out:

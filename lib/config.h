@@ -44,6 +44,13 @@ enum capture_mode {
 
 const char *capture_mode_name(enum capture_mode m);
 
+/* What is written: any combination. */
+enum {
+        RECORD_SYSCALLS = 1 << 0, /* one entry per call, with its iocbs or events */
+        RECORD_REQUESTS = 1 << 1, /* one entry per request, submit to end */
+        RECORD_SUMMARY = 1 << 2,  /* per process, every summary_interval */
+};
+
 struct config {
         struct watch *watch;
         enum capture_mode capture;
@@ -52,6 +59,9 @@ struct config {
         unsigned max_iocbs_per_call;
         unsigned drain_interval_ms;
         unsigned max_inflight;
+        unsigned max_inflight_per_process;
+        unsigned records;          /* RECORD_* */
+        unsigned summary_interval; /* seconds */
         enum output_format format;
         enum output_sink sink;
         unsigned queue_kib; /* the journal sink's queue */

@@ -8,7 +8,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "util.h"
+
+static void emit(struct engine *e, const struct entry *en) {
+        if (e->cb.emit)
+                e->cb.emit(e->cb.userdata, en);
+}
+
+static void on_request(void *userdata, const struct request *r) {
+        struct engine *e = userdata;
+        if (e->opt.records & RECORD_REQUESTS)
+                emit(e, &(struct entry) { .kind = ENTRY_REQUEST, .time = r->end_time, .request = r });
+}
+
+static void on_summary(void *userdata, const struct proc_summary *sum) {
+        struct engine *e = userdata;
+        if (e->opt.records & RECORD_SUMMARY)
+                emit(e, &(struct entry) { .kind = ENTRY_SUMMARY, .time = sum->end, .summary = sum });
+}
 
 int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const struct event_table *events,
                 const struct engine_options *opt, const struct engine_callbacks *cb) {
@@ -28,9 +46,18 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 goto fail;
         if (thread_table_init(&e->threads, 1024) < 0)
                 goto fail;
-        if (inflight_table_init(&e->inflight, opt->max_inflight) < 0)
+        struct tracker_options to = {
+                .max_inflight = opt->max_inflight,
+                .max_inflight_per_process = opt->max_inflight_per_process,
+                .max_iocbs_per_call = opt->max_iocbs_per_call,
+                .summary_interval_ns = opt->summary_interval_ns,
+                .paths = (opt->records & RECORD_REQUESTS) != 0,
+                .proc_root = e->opt.proc_root,
+        };
+        struct tracker_callbacks tc = { .request = on_request, .summary = on_summary, .userdata = e };
+        if (tracker_init(&e->tracker, &to, &tc, &e->stats) < 0)
                 goto fail;
-        if (call_ctx_init(&e->cctx, opt->max_iocbs_per_call, &e->inflight, &e->stats) < 0)
+        if (call_ctx_init(&e->cctx, opt->max_iocbs_per_call, &e->stats) < 0)
                 goto fail;
         return 0;
 fail:
@@ -40,7 +67,7 @@ fail:
 
 void engine_done(struct engine *e) {
         call_ctx_done(&e->cctx);
-        inflight_table_done(&e->inflight);
+        tracker_done(&e->tracker);
         thread_table_done(&e->threads);
         free(e->cursors);
         free(e->lost_per_ring);
@@ -86,11 +113,6 @@ static void rescan(struct engine *e) {
                 ring_refresh(&e->rings[i]);
                 ring_scan(&e->rings[i], note_record, e);
         }
-}
-
-static void emit(struct engine *e, const struct entry *en) {
-        if (e->cb.emit)
-                e->cb.emit(e->cb.userdata, en);
 }
 
 static void handle_enter(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
@@ -158,7 +180,6 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 e->cctx.capture = &capture;
                 h->augment(&e->cctx, call);
                 e->cctx.capture = NULL;
-                call_commit(&e->cctx, call);
         } else if (e->opt.read_memory && h) {
                 h->augment(&e->cctx, call);
                 /* The thread may have reused the memory once it returned; if the rings already hold a later
@@ -167,10 +188,13 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 const struct thread *now = thread_find(&e->threads, s->tid);
                 if (!now || now->newest_seen > s->time) /* not found: nothing vouches for the read either */
                         call_mark_stale(&e->cctx, call);
-                call_commit(&e->cctx, call);
         }
         e->stats.calls++;
-        emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
+        /* The requests it ended come after the call itself. */
+        tracker_match(&e->tracker, call, e->drains);
+        if (e->opt.records & RECORD_SYSCALLS)
+                emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
+        tracker_flush(&e->tracker);
 }
 
 static void handle_sample(struct engine *e, const struct perf_event_header *h) {
@@ -190,6 +214,13 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
                         e->cb.fork(e->cb.userdata,
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[0].offset, d->args[0].size),
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size));
+                return;
+        }
+        if (d->kind == EVENT_PROC_EXIT || d->kind == EVENT_PROC_EXEC) {
+                /* the sample's pid is the process (tgid), whichever of its threads was the last */
+                if (d->kind == EVENT_PROC_EXEC || load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size))
+                        tracker_process_end(&e->tracker, s.pid, s.time,
+                                            d->kind == EVENT_PROC_EXIT ? END_EXIT : END_EXEC);
                 return;
         }
         struct thread *th = thread_get(&e->threads, s.tid);
@@ -296,5 +327,26 @@ bool engine_drain(struct engine *e, uint64_t until) {
                 ring_commit(&e->rings[i]);
         if (e->threads.used * 2 > e->threads.cap)
                 thread_table_sweep(&e->threads, e->processed_up_to);
+        /* Everything up to `until` is processed: the intervals that ended by then are complete. */
+        tracker_tick(&e->tracker, until);
+        e->drains++;
         return held;
+}
+
+void engine_finish(struct engine *e, uint64_t now) {
+        tracker_finish(&e->tracker, now);
+}
+
+void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns) {
+        e->opt.records = records;
+        struct tracker *t = &e->tracker;
+        /* paths are looked up at submit: a request submitted before requests were wanted has none */
+        t->opt.paths = (records & RECORD_REQUESTS) != 0;
+        if (summary_interval_ns != t->opt.summary_interval_ns) {
+                if (t->next_summary && summary_interval_ns)
+                        t->next_summary = t->next_summary - t->opt.summary_interval_ns + summary_interval_ns;
+                else
+                        t->next_summary = 0;
+                t->opt.summary_interval_ns = summary_interval_ns;
+        }
 }

@@ -6,9 +6,10 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "config.h"
 #include "entry.h"
 #include "events.h"
-#include "inflight.h"
+#include "requests.h"
 #include "ring.h"
 #include "threads.h"
 
@@ -22,6 +23,9 @@ struct engine_callbacks {
 struct engine_options {
         unsigned max_iocbs_per_call;
         size_t max_inflight;
+        size_t max_inflight_per_process; /* 0: max_inflight */
+        unsigned records;                /* RECORD_* of config.h: what is emitted */
+        uint64_t summary_interval_ns;    /* 0: no summaries */
         bool read_memory; /* augment calls with process_vm_readv (those the kernel did not capture) */
         bool replaced_sets; /* event sets are replaced under the rings (filter changes): drop the doubles */
         const char *proc_root; /* "/proc", for reading thread names */
@@ -43,13 +47,14 @@ struct engine {
         size_t n_rings;
         const struct event_table *events;
         struct thread_table threads;
-        struct inflight_table inflight;
+        struct tracker tracker;
         struct call_ctx cctx;
         struct trace_stats stats;
         struct engine_callbacks cb;
         struct engine_options opt;
         struct aio_call call;
         uint64_t processed_up_to;
+        uint64_t drains; /* a generation for what is looked up at most once per drain */
 };
 
 int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const struct event_table *events,
@@ -64,3 +69,9 @@ bool engine_drain(struct engine *e, uint64_t until);
  * those neither read nor reported by a LOST record were dropped when the ring was full and no later record
  * came to carry the LOST record.  Reports them as a loss of that CPU. */
 void engine_account_lost(struct engine *e, size_t ring, uint64_t produced);
+
+/* At the end of tracing, after the last drain: the summaries of the interval in progress. */
+void engine_finish(struct engine *e, uint64_t now);
+
+/* What a reload may change while tracing. */
+void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns);

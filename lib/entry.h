@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "requests.h"
 
 /* What the engine hands to a sink.  Pointers are valid only during the emit call. */
 enum entry_kind {
@@ -11,6 +12,8 @@ enum entry_kind {
         ENTRY_LOST,    /* the kernel dropped records on one CPU */
         ENTRY_INFO,    /* a line from the daemon: started, stopped, following a thread */
         ENTRY_STATS,   /* the counters, at exit */
+        ENTRY_REQUEST, /* one request, from its submit to its end */
+        ENTRY_SUMMARY, /* one process over one interval */
 };
 
 /* What an ENTRY_INFO says, for the journal's MESSAGE_ID. */
@@ -31,4 +34,6 @@ struct entry {
         enum info_kind info;
         int priority; /* of an ENTRY_INFO, syslog levels: 0 means 6 (info) */
         const struct trace_stats *stats;
+        const struct request *request;
+        const struct proc_summary *summary;
 };

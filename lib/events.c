@@ -31,6 +31,8 @@ static const char *const syscall_args[_AIO_SYSCALL_MAX][AIO_ARGS_MAX + 1] = {
 
 static const char *const exit_args[] = { "ret", NULL };
 static const char *const fork_args[] = { "parent_pid", "child_pid", NULL };
+static const char *const proc_exit_args[] = { "pid", "group_dead", NULL };
+static const char *const proc_exec_args[] = { "pid", "old_pid", NULL };
 
 const char *aio_syscall_name(enum aio_syscall s) {
         return s < _AIO_SYSCALL_MAX ? syscall_names[s] : "?";
@@ -107,8 +109,11 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
         snprintf(d->system, sizeof(d->system), "%s", system);
         snprintf(d->name, sizeof(d->name), "%s", name);
 
-        const char *const *names = kind == EVENT_SYS_ENTER ? syscall_args[syscall] :
-                                   kind == EVENT_SYS_EXIT  ? exit_args : fork_args;
+        const char *const *names = kind == EVENT_SYS_ENTER   ? syscall_args[syscall]
+                                   : kind == EVENT_SYS_EXIT  ? exit_args
+                                   : kind == EVENT_FORK      ? fork_args
+                                   : kind == EVENT_PROC_EXIT ? proc_exit_args
+                                                             : proc_exec_args;
         for (; names[d->n_args]; d->n_args++) {
                 r = resolve_field(ev, names[d->n_args], false, &d->args[d->n_args]);
                 if (r < 0) {
@@ -137,7 +142,7 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
         return 0;
 }
 
-int event_table_load(const char *tracefs_dir, bool with_fork, struct event_table **ret, char *error, size_t error_size) {
+int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table **ret, char *error, size_t error_size) {
         char dummy[1];
         if (!error) {
                 error = dummy;
@@ -161,7 +166,16 @@ int event_table_load(const char *tracefs_dir, bool with_fork, struct event_table
                 snprintf(name, sizeof(name), "sys_exit_%s", syscall_names[s]);
                 r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
         }
-        if (r >= 0 && with_fork)
+        if (r >= 0) {
+                /* Before Linux 6.? the exit of a thread does not say whether it ended its process: without
+                 * that, requests in flight at a process's end are reported when they are evicted instead. */
+                r = load_one(t, tracefs_dir, "sched", "sched_process_exit", EVENT_PROC_EXIT, 0, error, error_size);
+                if (r == -ENOENT)
+                        r = 0;
+        }
+        if (r >= 0 && (extra & EVENTS_EXEC))
+                r = load_one(t, tracefs_dir, "sched", "sched_process_exec", EVENT_PROC_EXEC, 0, error, error_size);
+        if (r >= 0 && (extra & EVENTS_FORK))
                 r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
         if (r < 0) {
                 event_table_free(t);
@@ -169,10 +183,10 @@ int event_table_load(const char *tracefs_dir, bool with_fork, struct event_table
         }
 
         /* Syscall tracepoint ids are allocated together at boot: a direct table covers them; anything else
-         * (the sched event) is looked up linearly. */
+         * (the sched events) is looked up linearly. */
         t->min_id = t->max_id = t->events[0].tp_id;
         for (size_t i = 1; i < t->n_events; i++)
-                if (t->events[i].kind != EVENT_FORK) {
+                if (t->events[i].kind == EVENT_SYS_ENTER || t->events[i].kind == EVENT_SYS_EXIT) {
                         t->min_id = MIN(t->min_id, t->events[i].tp_id);
                         t->max_id = MAX(t->max_id, t->events[i].tp_id);
                 }

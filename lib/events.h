@@ -25,6 +25,8 @@ enum event_kind {
         EVENT_SYS_ENTER,
         EVENT_SYS_EXIT,
         EVENT_FORK, /* sched:sched_process_fork, to follow the threads of watched pids */
+        EVENT_PROC_EXIT, /* sched:sched_process_exit of a whole process (group_dead): its requests end */
+        EVENT_PROC_EXEC, /* sched:sched_process_exec: its AIO contexts go with its old memory */
 };
 
 struct field_ref {
@@ -40,11 +42,13 @@ struct event_desc {
         enum event_kind kind;
         enum aio_syscall syscall;
         unsigned n_args;
-        struct field_ref args[AIO_ARGS_MAX]; /* enter: the arguments; exit: args[0] is ret; fork: parent, child */
+        /* enter: the arguments; exit: args[0] is ret; fork: parent, child; process exit: pid, group_dead;
+         * exec: pid, old_pid */
+        struct field_ref args[AIO_ARGS_MAX];
         unsigned record_size;                /* where the format's last field ends */
 };
 
-#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 1)
+#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 3)
 
 struct event_table {
         struct tep_handle *tep;
@@ -56,9 +60,15 @@ struct event_table {
         int8_t by_id[256]; /* tp_id - min_id -> index in events[], -1 none */
 };
 
-/* Parse the formats below tracefs_dir/events (tracefs itself, or a fixture tree laid out the same way).
- * On failure, a human explanation goes to error (may be NULL). */
-int event_table_load(const char *tracefs_dir, bool with_fork, struct event_table **ret, char *error, size_t error_size);
+enum {
+        EVENTS_FORK = 1 << 0, /* sched_process_fork: following new threads with the kernel's filter */
+        EVENTS_EXEC = 1 << 1, /* sched_process_exec: needs the capture to select watched processes */
+};
+
+/* Parse the formats below tracefs_dir/events (tracefs itself, or a fixture tree laid out the same way): the
+ * syscalls' tracepoints, sched_process_exit (unless the kernel's has no group_dead), and what `extra` asks for
+ * (EVENTS_*).  On failure, a human explanation goes to error (may be NULL). */
+int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table **ret, char *error, size_t error_size);
 void event_table_free(struct event_table *t);
 
 /* The event a raw tracepoint payload belongs to, by its common_type; NULL if none of ours. */

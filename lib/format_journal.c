@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format_fields.h"
 #include "format_text.h"
 #include "util.h"
 
@@ -123,6 +124,51 @@ static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c)
         }
 }
 
+/* The shared request and summary fields as AIO_<NAME>= fields. */
+struct journal_fields {
+        struct field_writer w;
+        struct outbuf *b;
+        unsigned *n;
+};
+
+static size_t aio_field_begin(struct outbuf *b, const char *name) {
+        size_t at = b->len;
+        uint32_t zero = 0;
+        outbuf_put(b, &zero, sizeof(zero));
+        outbuf_puts(b, "AIO_");
+        outbuf_puts(b, name);
+        outbuf_putc(b, '=');
+        return at;
+}
+
+static void jf_str(struct field_writer *w, const char *name, const char *v, size_t len) {
+        struct journal_fields *j = (struct journal_fields *) w;
+        size_t at = aio_field_begin(j->b, name);
+        outbuf_put(j->b, v, len);
+        field_end(j->b, at, j->n);
+}
+
+static void jf_u64(struct field_writer *w, const char *name, uint64_t v) {
+        struct journal_fields *j = (struct journal_fields *) w;
+        size_t at = aio_field_begin(j->b, name);
+        outbuf_u64(j->b, v);
+        field_end(j->b, at, j->n);
+}
+
+static void jf_s64(struct field_writer *w, const char *name, int64_t v) {
+        struct journal_fields *j = (struct journal_fields *) w;
+        size_t at = aio_field_begin(j->b, name);
+        outbuf_s64(j->b, v);
+        field_end(j->b, at, j->n);
+}
+
+static void jf_ptr(struct field_writer *w, const char *name, uint64_t v) {
+        struct journal_fields *j = (struct journal_fields *) w;
+        size_t at = aio_field_begin(j->b, name);
+        outbuf_ptr(j->b, v);
+        field_end(j->b, at, j->n);
+}
+
 unsigned format_journal(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max_iocbs) {
         unsigned n = 0;
         switch (e->kind) {
@@ -150,6 +196,21 @@ unsigned format_journal(struct outbuf *b, struct outbuf *text, const struct entr
                 common(b, &n, MESSAGE_ID_INFO, 6);
                 message(b, text, &n, e, max_iocbs);
                 break;
+        case ENTRY_REQUEST:
+        case ENTRY_SUMMARY: {
+                struct journal_fields jf = {
+                        .w = { .str = jf_str, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b, .n = &n,
+                };
+                bool req = e->kind == ENTRY_REQUEST;
+                common(b, &n, req ? MESSAGE_ID_REQUEST : MESSAGE_ID_SUMMARY, req ? request_priority(e->request) : 6);
+                message(b, text, &n, e, max_iocbs);
+                field_u64(b, &n, "OBJECT_PID", req ? e->request->pid : e->summary->pid);
+                if (req)
+                        request_fields(&jf.w, e->request);
+                else
+                        summary_fields(&jf.w, e->summary);
+                break;
+        }
         }
         return n;
 }

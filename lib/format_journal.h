@@ -15,6 +15,8 @@
 #define MESSAGE_ID_STOPPED "4f6e8d0c2b4a4968a7b6c5d4e3f2a103"
 #define MESSAGE_ID_RELOADED "1d3f5b7a9c2e4f60b8d6a4c2e0f8b604"
 #define MESSAGE_ID_INFO "8e0a2c4e6f1b4d3a9c7e5a3c1e9f7b05"
+#define MESSAGE_ID_REQUEST "3c9e1a7f5b2d4e8a9f6c0b1d2e3a4f52"
+#define MESSAGE_ID_SUMMARY "6b2d8f4a0c1e4937b5a6d7e8f9c0a163"
 
 /* An entry as journal fields, appended to b as a sequence of { uint32_t length; "NAME=value" } with
  * nothing between them; the text of MESSAGE is the text layout's, without its last newline.  text is

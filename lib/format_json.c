@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "aio_decode.h"
+#include "format_fields.h"
 #include "format_journal.h"
 #include "format_text.h"
 #include "util.h"
@@ -257,6 +258,49 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
         }
 }
 
+/* The shared request and summary fields, as JSON members: the journal's names in lower case. */
+struct json_fields {
+        struct field_writer w;
+        struct outbuf *b;
+};
+
+static void json_key(struct outbuf *b, const char *name) {
+        outbuf_puts(b, ",\"");
+        for (const char *p = name; *p; p++)
+                outbuf_putc(b, *p >= 'A' && *p <= 'Z' ? (char) (*p - 'A' + 'a') : *p);
+        outbuf_puts(b, "\":");
+}
+
+static void jf_str(struct field_writer *w, const char *name, const char *v, size_t len) {
+        struct outbuf *b = ((struct json_fields *) w)->b;
+        json_key(b, name);
+        json_string(b, v, len);
+}
+
+static void jf_u64(struct field_writer *w, const char *name, uint64_t v) {
+        struct outbuf *b = ((struct json_fields *) w)->b;
+        json_key(b, name);
+        outbuf_u64(b, v);
+}
+
+static void jf_s64(struct field_writer *w, const char *name, int64_t v) {
+        struct outbuf *b = ((struct json_fields *) w)->b;
+        json_key(b, name);
+        outbuf_s64(b, v);
+}
+
+static void jf_ptr(struct field_writer *w, const char *name, uint64_t v) {
+        struct outbuf *b = ((struct json_fields *) w)->b;
+        json_key(b, name);
+        outbuf_putc(b, '"');
+        outbuf_ptr(b, v);
+        outbuf_putc(b, '"');
+}
+
+static struct json_fields json_fields(struct outbuf *b) {
+        return (struct json_fields) { .w = { .str = jf_str, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b };
+}
+
 static void message(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max) {
         size_t len = format_text_message(text, e, max);
         key(b, "message");
@@ -281,7 +325,9 @@ void format_line(struct outbuf *b, struct outbuf *text, enum output_format forma
 void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max, int64_t offset) {
         static const char *const kinds[] = {
                 [ENTRY_CALL] = "call", [ENTRY_LOST] = "lost", [ENTRY_INFO] = "info", [ENTRY_STATS] = "stats",
+                [ENTRY_REQUEST] = "request", [ENTRY_SUMMARY] = "summary",
         };
+        struct json_fields jf = json_fields(b);
         outbuf_puts(b, "{\"schema\":");
         outbuf_u64(b, JSON_SCHEMA_VERSION);
         kv_str(b, "kind", kinds[e->kind]);
@@ -294,6 +340,12 @@ void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, u
         case ENTRY_LOST:
                 kv_u64(b, "lost", e->lost);
                 kv_u64(b, "cpu", e->cpu);
+                break;
+        case ENTRY_REQUEST:
+                request_fields(&jf.w, e->request);
+                break;
+        case ENTRY_SUMMARY:
+                summary_fields(&jf.w, e->summary);
                 break;
         default:
                 break;

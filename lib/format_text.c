@@ -2,6 +2,7 @@
 #include "format_text.h"
 
 #include "aio_decode.h"
+#include "format_fields.h"
 #include "util.h"
 
 static void put_state(struct outbuf *b, enum mem_state s) {
@@ -263,7 +264,9 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "lost", s->lost },               { "stale", s->stale },
                 { "unreadable", s->unreadable },   { "truncated", s->truncated },
                 { "unpaired_enter", s->unpaired_enter }, { "unpaired_exit", s->unpaired_exit },
-                { "unmatched", s->unmatched },     { "inflight_full", s->inflight_full },
+                { "unmatched", s->unmatched },     { "completed", s->completed },
+                { "cancelled", s->cancelled },     { "abandoned", s->abandoned },
+                { "unknown", s->unknown },         { "evicted", s->evicted },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },
                 { "remote_reads", s->remote_reads }, { "captured", s->captured },
@@ -275,6 +278,183 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 outbuf_puts(b, f[i].name);
                 outbuf_puts(b, " = ");
                 outbuf_u64(b, f[i].value);
+        }
+        outbuf_putc(b, '\n');
+}
+
+static void put_proc(struct outbuf *b, const char *comm, uint32_t pid) {
+        outbuf_putc(b, '[');
+        outbuf_escaped(b, comm, strlen(comm));
+        outbuf_puts(b, " - ");
+        outbuf_u64(b, pid);
+        outbuf_puts(b, "] ");
+}
+
+static void put_ns(struct outbuf *b, const char *name, uint64_t ns) {
+        outbuf_puts(b, name);
+        outbuf_u64(b, ns);
+        outbuf_puts(b, " ns");
+}
+
+static void format_request(struct outbuf *b, const struct request *r) {
+        put_proc(b, r->comm, r->pid);
+        outbuf_puts(b, "request ");
+        outbuf_puts(b, request_kind_name(r->kind));
+        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN) {
+                outbuf_puts(b, " (");
+                outbuf_puts(b, request_end_name(r->end));
+                outbuf_putc(b, ')');
+        } else if (r->kind == REQ_UNMATCHED)
+                outbuf_puts(b, " (its submit was not seen)");
+        outbuf_puts(b, ": ");
+        if (r->submit_known) {
+                const char *op = iocb_opcode_name(r->opcode);
+                outbuf_puts(b, "op = ");
+                if (op)
+                        outbuf_puts(b, op);
+                else
+                        outbuf_u64(b, r->opcode);
+                outbuf_puts(b, ", fd = ");
+                outbuf_u64(b, r->fd);
+                if (r->path_state != PATH_NONE) {
+                        outbuf_puts(b, ", path = ");
+                        if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED)) {
+                                outbuf_escaped(b, r->path->s, r->path->len);
+                                if (r->path_state == PATH_UNVERIFIED)
+                                        outbuf_puts(b, " [unverified]");
+                        } else {
+                                outbuf_puts(b, "<unknown: ");
+                                outbuf_puts(b, path_state_name(r->path_state));
+                                outbuf_putc(b, '>');
+                        }
+                }
+                outbuf_puts(b, ", offset = ");
+                outbuf_s64(b, r->offset);
+                outbuf_puts(b, ", nbytes = ");
+                if (r->nbytes_known)
+                        outbuf_u64(b, r->nbytes);
+                else
+                        outbuf_putc(b, '?');
+                if (r->rw_flags) {
+                        outbuf_puts(b, ", rw_flags = ");
+                        format_rw_flags(b, (uint32_t) r->rw_flags);
+                }
+                if (r->flags) {
+                        outbuf_puts(b, ", flags = ");
+                        format_iocb_flags(b, r->flags);
+                }
+                if (r->reqprio) {
+                        outbuf_puts(b, ", reqprio = ");
+                        outbuf_s64(b, r->reqprio);
+                }
+                outbuf_puts(b, ", ");
+        }
+        if (r->has_result) {
+                outbuf_puts(b, "res = ");
+                format_result(b, r->res);
+                outbuf_puts(b, ", res2 = ");
+                outbuf_s64(b, r->res2);
+                outbuf_puts(b, ", ");
+        }
+        if (r->submit_known && r->end_time >= r->submit_time) {
+                if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED) {
+                        put_ns(b, "latency = ", r->end_time - r->submit_time);
+                        outbuf_puts(b, ", ");
+                } else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN) {
+                        put_ns(b, "in flight for ", r->end_time - r->submit_time);
+                        outbuf_puts(b, ", ");
+                }
+        }
+        outbuf_puts(b, "ctx = ");
+        outbuf_ptr(b, r->ctx);
+        outbuf_puts(b, ", iocb = ");
+        outbuf_ptr(b, r->iocb);
+        outbuf_puts(b, ", data = ");
+        outbuf_ptr(b, r->data);
+        if (r->kind == REQ_STALE) {
+                outbuf_puts(b, " [stale: completed with data ");
+                outbuf_ptr(b, r->event_data);
+                outbuf_putc(b, ']');
+        }
+        if (r->submit_known) {
+                outbuf_puts(b, ", submitted by ");
+                outbuf_u64(b, r->submit_tid);
+        }
+        if (r->has_result) {
+                outbuf_puts(b, ", reaped by ");
+                outbuf_u64(b, r->reap_tid);
+        }
+        outbuf_putc(b, '\n');
+}
+
+static void put_by_op(struct outbuf *b, const char *name, const uint64_t *by_op) {
+        uint64_t total = 0;
+        for (unsigned i = 0; i < REQ_OPS; i++)
+                total += by_op[i];
+        outbuf_puts(b, name);
+        outbuf_u64(b, total);
+        if (!total)
+                return;
+        outbuf_puts(b, " (");
+        bool first = true;
+        for (unsigned i = 0; i < REQ_OPS; i++) {
+                if (!by_op[i] || !request_op_index_name(i))
+                        continue;
+                if (!first)
+                        outbuf_putc(b, ' ');
+                first = false;
+                outbuf_puts(b, request_op_index_name(i));
+                outbuf_putc(b, ':');
+                outbuf_u64(b, by_op[i]);
+        }
+        outbuf_putc(b, ')');
+}
+
+static void format_summary(struct outbuf *b, const struct proc_summary *s) {
+        const struct proc_interval *iv = s->iv;
+        put_proc(b, s->comm, s->pid);
+        outbuf_puts(b, "summary over ");
+        uint64_t ns = s->end - s->start;
+        outbuf_u64(b, ns / 1000000000u);
+        outbuf_putc(b, '.');
+        char frac[10];
+        uint64_t f = ns % 1000000000u;
+        for (int k = 8; k >= 0; k--, f /= 10)
+                frac[k] = (char) ('0' + f % 10);
+        outbuf_put(b, frac, 9);
+        outbuf_puts(b, s->last ? " s (the last): " : " s: ");
+        put_by_op(b, "submitted = ", iv->submitted);
+        put_by_op(b, ", completed = ", iv->completed);
+        const struct {
+                const char *name;
+                uint64_t v;
+        } f2[] = {
+                { ", errors = ", iv->errors },         { ", bytes_read = ", iv->bytes_read },
+                { ", bytes_written = ", iv->bytes_written }, { ", cancelled = ", iv->cancelled },
+                { ", abandoned = ", iv->abandoned },   { ", stale = ", iv->stale },
+                { ", unmatched = ", iv->unmatched },   { ", unknown = ", iv->unknown },
+                { ", in_flight = ", s->inflight },     { ", in_flight_max = ", iv->inflight_max },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(f2); i++) {
+                outbuf_puts(b, f2[i].name);
+                outbuf_u64(b, f2[i].v);
+        }
+        if (s->latency->count == 0)
+                outbuf_puts(b, ", latency = none");
+        else {
+                static const char *const labels[SUMMARY_PERCENTILES] = { "p50", "p90", "p99", "p99.9" };
+                outbuf_puts(b, ", latency (");
+                outbuf_u64(b, s->latency->count);
+                outbuf_puts(b, ")");
+                for (unsigned i = 0; i < SUMMARY_PERCENTILES; i++) {
+                        outbuf_puts(b, i ? ", " : " ");
+                        outbuf_puts(b, labels[i]);
+                        outbuf_puts(b, " = ");
+                        outbuf_u64(b, histogram_percentile(s->latency, summary_percentiles[i]));
+                }
+                outbuf_puts(b, ", max = ");
+                outbuf_u64(b, s->latency->max);
+                outbuf_puts(b, " ns");
         }
         outbuf_putc(b, '\n');
 }
@@ -307,6 +487,12 @@ void format_text(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per
                 break;
         case ENTRY_STATS:
                 format_stats(b, e->stats);
+                break;
+        case ENTRY_REQUEST:
+                format_request(b, e->request);
+                break;
+        case ENTRY_SUMMARY:
+                format_summary(b, e->summary);
                 break;
         }
 }

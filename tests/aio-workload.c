@@ -69,16 +69,44 @@ static void rec_flush(struct record *r) {
         r->len = 0;
 }
 
+static uint64_t mono_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* The file an fd names, as the truth of every request on it: what /proc says to this process itself. */
+static void rec_fd(int fd) {
+        char link[64], target[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n < 0)
+                die("readlink");
+        target[n] = 0;
+        struct record rr = {};
+        rec(&rr, "file fd=%d path=%s\n", fd, target);
+        rec_flush(&rr);
+}
+
+static void close_fd(int fd) {
+        struct record rr = {};
+        rec(&rr, "close fd=%d\n", fd);
+        rec_flush(&rr);
+        close(fd);
+}
+
 static long ret_of(long r) {
         return r < 0 ? -errno : r;
 }
 
 static aio_context_t do_setup(unsigned nr) {
         aio_context_t *ctxp = calloc(1, sizeof(*ctxp)); /* never freed: the tracer reads it back */
+        uint64_t t0 = mono_ns();
         long r = ret_of(syscall(SYS_io_setup, nr, ctxp));
+        uint64_t t1 = mono_ns();
         struct record rr = {};
-        rec(&rr, "call syscall=io_setup tid=%d nr_events=%u ctxp=%#" PRIx64 " ret=%ld\n", gettid_(), nr,
-            (uint64_t) (uintptr_t) ctxp, r);
+        rec(&rr, "call syscall=io_setup tid=%d nr_events=%u ctxp=%#" PRIx64 " ret=%ld t0=%" PRIu64 " t1=%" PRIu64 "\n",
+            gettid_(), nr, (uint64_t) (uintptr_t) ctxp, r, t0, t1);
         if (r == 0)
                 rec(&rr, "ctx value=%#" PRIx64 "\n", (uint64_t) *ctxp);
         rec_flush(&rr);
@@ -109,10 +137,12 @@ static void rec_iocb(struct record *rr, unsigned i, const struct iocb *cb) {
 
 /* iocbpp: an array that stays valid; n_readable: how many of its entries the truth can show (a bad array). */
 static long do_submit(aio_context_t ctx, long nr, struct iocb **iocbpp, long n_readable) {
+        uint64_t t0 = mono_ns();
         long r = ret_of(syscall(SYS_io_submit, ctx, nr, iocbpp));
+        uint64_t t1 = mono_ns();
         struct record rr = {};
-        rec(&rr, "call syscall=io_submit tid=%d ctx=%#" PRIx64 " nr=%ld iocbpp=%#" PRIx64 " ret=%ld\n", gettid_(),
-            (uint64_t) ctx, nr, (uint64_t) (uintptr_t) iocbpp, r);
+        rec(&rr, "call syscall=io_submit tid=%d ctx=%#" PRIx64 " nr=%ld iocbpp=%#" PRIx64 " ret=%ld t0=%" PRIu64
+            " t1=%" PRIu64 "\n", gettid_(), (uint64_t) ctx, nr, (uint64_t) (uintptr_t) iocbpp, r, t0, t1);
         long n = r > 0 ? r : nr;
         for (long i = 0; i < n && i < n_readable; i++)
                 rec_iocb(&rr, (unsigned) i, iocbpp[i]);
@@ -124,6 +154,7 @@ static long do_submit(aio_context_t ctx, long nr, struct iocb **iocbpp, long n_r
 static long do_getevents(bool pgetevents, aio_context_t ctx, long min_nr, long nr, struct io_event *events,
                          struct timespec *timeout) {
         long r;
+        uint64_t t0, t1;
         struct {
                 const sigset_t *sigmask;
                 size_t sigsetsize;
@@ -135,9 +166,13 @@ static long do_getevents(bool pgetevents, aio_context_t ctx, long min_nr, long n
                 usig = calloc(1, sizeof(*usig));
                 usig->sigmask = mask;
                 usig->sigsetsize = 8; /* _NSIG / 8 */
+                t0 = mono_ns();
                 r = ret_of(syscall(SYS_io_pgetevents, ctx, min_nr, nr, events, timeout, usig));
-        } else
+        } else {
+                t0 = mono_ns();
                 r = ret_of(syscall(SYS_io_getevents, ctx, min_nr, nr, events, timeout));
+        }
+        t1 = mono_ns();
         struct record rr = {};
         rec(&rr,
             "call syscall=%s tid=%d ctx=%#" PRIx64 " min_nr=%ld nr=%ld events=%#" PRIx64 " timeout=%#" PRIx64,
@@ -145,7 +180,7 @@ static long do_getevents(bool pgetevents, aio_context_t ctx, long min_nr, long n
             (uint64_t) (uintptr_t) events, (uint64_t) (uintptr_t) timeout);
         if (pgetevents)
                 rec(&rr, " usig=%#" PRIx64, (uint64_t) (uintptr_t) usig);
-        rec(&rr, " ret=%ld\n", r);
+        rec(&rr, " ret=%ld t0=%" PRIu64 " t1=%" PRIu64 "\n", r, t0, t1);
         if (timeout)
                 rec(&rr, "timeout sec=%ld nsec=%ld\n", (long) timeout->tv_sec, timeout->tv_nsec);
         for (long i = 0; i < r; i++)
@@ -161,10 +196,13 @@ static long do_getevents(bool pgetevents, aio_context_t ctx, long min_nr, long n
 
 static long do_cancel(aio_context_t ctx, struct iocb *cb) {
         struct io_event *result = calloc(1, sizeof(*result));
+        uint64_t t0 = mono_ns();
         long r = ret_of(syscall(SYS_io_cancel, ctx, cb, result));
+        uint64_t t1 = mono_ns();
         struct record rr = {};
-        rec(&rr, "call syscall=io_cancel tid=%d ctx=%#" PRIx64 " iocb=%#" PRIx64 " result=%#" PRIx64 " ret=%ld\n",
-            gettid_(), (uint64_t) ctx, (uint64_t) (uintptr_t) cb, (uint64_t) (uintptr_t) result, r);
+        rec(&rr, "call syscall=io_cancel tid=%d ctx=%#" PRIx64 " iocb=%#" PRIx64 " result=%#" PRIx64 " ret=%ld t0=%" PRIu64
+            " t1=%" PRIu64 "\n", gettid_(), (uint64_t) ctx, (uint64_t) (uintptr_t) cb, (uint64_t) (uintptr_t) result, r,
+            t0, t1);
         rec_iocb(&rr, 0, cb);
         rec_flush(&rr);
         calm();
@@ -172,9 +210,12 @@ static long do_cancel(aio_context_t ctx, struct iocb *cb) {
 }
 
 static long do_destroy(aio_context_t ctx) {
+        uint64_t t0 = mono_ns();
         long r = ret_of(syscall(SYS_io_destroy, ctx));
+        uint64_t t1 = mono_ns();
         struct record rr = {};
-        rec(&rr, "call syscall=io_destroy tid=%d ctx=%#" PRIx64 " ret=%ld\n", gettid_(), (uint64_t) ctx, r);
+        rec(&rr, "call syscall=io_destroy tid=%d ctx=%#" PRIx64 " ret=%ld t0=%" PRIu64 " t1=%" PRIu64 "\n", gettid_(),
+            (uint64_t) ctx, r, t0, t1);
         rec_flush(&rr);
         calm();
         return r;
@@ -219,6 +260,7 @@ static int open_file(const char *name, size_t size) {
                 die(path);
         if (ftruncate(fd, (off_t) size) < 0)
                 die("ftruncate");
+        rec_fd(fd);
         return fd;
 }
 
@@ -256,6 +298,7 @@ static void run_migration(void) {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 die("pipe");
+        rec_fd(p[0]);
         m.pipe_rd = p[0];
         pthread_t t;
         pthread_create(&t, NULL, migrate_thread, &m);
@@ -279,6 +322,7 @@ static void run_migration(void) {
 static void run_truth(void) {
         int a = open_file("a.dat", 1 << 20), b = open_file("b.dat", 1 << 20);
         int efd = eventfd(0, EFD_CLOEXEC);
+        rec_fd(efd);
         char *buf = aligned_alloc(4096, 1 << 20);
         memset(buf, 'x', 1 << 20);
 
@@ -308,6 +352,16 @@ static void run_truth(void) {
                 die("io_submit batch");
         reap(ctx, 8, true);
 
+        /* The fd of a.dat closed and reused at once for another file: requests on it name the new file. */
+        close_fd(a);
+        if (open_file("c.dat", 1 << 20) != a)
+                die("the fd was not reused");
+        pp = ptr_array(1);
+        pp[0] = new_iocb(IOCB_CMD_PWRITE, a, buf, 4096, 4096);
+        if (do_submit(ctx, 1, pp, 1) != 1)
+                die("io_submit after reuse");
+        reap(ctx, 1, false);
+
         /* A read on a closed fd: the kernel refuses the first iocb, the call fails with EBADF. */
         pp = ptr_array(1);
         pp[0] = new_iocb(IOCB_CMD_PREAD, 999, buf, 512, 0);
@@ -336,6 +390,7 @@ static void run_truth(void) {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 die("pipe");
+        rec_fd(p[0]);
         pp = ptr_array(2);
         pp[0] = new_iocb(5 /* IOCB_CMD_POLL */, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
         pp[1] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
@@ -421,12 +476,28 @@ static void run_idiom(unsigned threads) {
                 pthread_join(t[i], NULL);
 }
 
+/* More requests in flight at once than a small table holds, then the context destroyed with them. */
+static void run_burst(unsigned n) {
+        aio_context_t ctx = do_setup(n + 8);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                die("pipe");
+        rec_fd(p[0]);
+        struct iocb **pp = ptr_array(n);
+        for (unsigned i = 0; i < n; i++)
+                pp[i] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
+        if (do_submit(ctx, n, pp, n) != (long) n)
+                die("io_submit (burst)");
+        do_destroy(ctx);
+}
+
 /* Requests left in flight for the harness to kill us with. */
 static void run_hold(void) {
         aio_context_t ctx = do_setup(16);
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 die("pipe");
+        rec_fd(p[0]);
         struct iocb **pp = ptr_array(4);
         for (int i = 0; i < 4; i++)
                 pp[i] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
@@ -443,11 +514,12 @@ int main(int argc, char **argv) {
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
                 { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' },
-                { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' }, {},
+                { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
+                { "burst", required_argument, NULL, 'b' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
-        unsigned idiom_threads = 0;
+        unsigned idiom_threads = 0, burst = 0;
         bool hold = false;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -482,9 +554,13 @@ int main(int argc, char **argv) {
                 case 'r':
                         idiom_rounds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
+                case 'b':
+                        burst = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
                 default:
                         fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "
-                                        "[--pause-us N] [--linger-ms N] [--hold] [--idiom THREADS [--rounds N]]\n");
+                                        "[--pause-us N] [--linger-ms N] [--hold] [--idiom THREADS [--rounds N]] "
+                                        "[--burst N]\n");
                         return 2;
                 }
         truth = fopen(truth_path, "we");
@@ -500,6 +576,8 @@ int main(int argc, char **argv) {
                 run_hold();
         if (idiom_threads)
                 run_idiom(idiom_threads);
+        else if (burst)
+                run_burst(burst);
         else
                 run_truth();
         /* Stay alive so a reader that runs after the calls can still reach this memory. */

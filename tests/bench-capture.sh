@@ -21,7 +21,7 @@ fio_iops() { # extra fio options...
 traced() { # CAPTURE, then fio options: prints "iops daemon_cpu_s calls lost"
         local cap=$1
         shift
-        write_config "$T/b.conf" "capture = \"$cap\";" 'watch = ( { comm = "fio"; } );' 'ring_pages = 256;'
+        write_config "$T/b.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "fio"; } );' 'ring_pages = 256;'
         start_daemon "$T/b.conf" /dev/shm/aiotraced-bench.out
         local iops
         iops=$(fio_iops "$@")

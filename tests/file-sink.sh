@@ -15,7 +15,7 @@ oldest_first() { # PATH: PATH.N ... PATH.1 PATH, those that exist
 }
 
 echo "== 1. rotation under load: every entry in path, path.1 ..., whole, in order; at most keep files"
-write_config "$T/rot.conf" 'watch = ( { comm = "aio-file"; } );' 'ring_pages = 1024;' 'drain_interval_ms = 5;' \
+write_config "$T/rot.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'ring_pages = 1024;' 'drain_interval_ms = 5;' \
         "output = { sink = \"file\"; path = \"$T/out/trace.json\"; format = \"json\"; max_size = \"64K\"; keep = 200; };"
 start_daemon_bg "$T/rot.conf"
 sleep 0.5
@@ -41,7 +41,7 @@ PY
 for f in $files; do python3 -m json.tool --json-lines "$f" >/dev/null || fail "$f: json.tool refuses it"; done
 
 echo "== 2. keep: at most that many rotated files, the oldest go"
-write_config "$T/keep.conf" 'watch = ( { comm = "aio-file"; } );' \
+write_config "$T/keep.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' \
         "output = { sink = \"file\"; path = \"$T/out/keep.log\"; max_size = 4096; keep = 2; };"
 start_daemon_bg "$T/keep.conf"
 sleep 0.5
@@ -54,7 +54,7 @@ echo "== 3. any bytes in a comm come out as valid JSON"
 comm=$'q"b\\s\x01\x7f\xff\xc3\xa9'
 "$WORKLOAD" --comm "$comm" --truth "$T/odd.truth" --dir "$T/w1" --start-delay-ms 700 &
 W=$!
-write_config "$T/odd.conf" "watch = ( { pid = $W; } );" \
+write_config "$T/odd.conf" "$CALLS" "watch = ( { pid = $W; } );" \
         "output = { sink = \"file\"; path = \"$T/out/odd.json\"; format = \"json\"; };"
 start_daemon_bg "$T/odd.conf"
 wait $W || fail "workload failed"
@@ -70,7 +70,7 @@ PY
 echo "== 4. a full disk: tracing goes on, the drops are counted, reported once there is room"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=256k tmpfs "$T/small"
-write_config "$T/full.conf" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+write_config "$T/full.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         "output = { sink = \"file\"; path = \"$T/small/trace.log\"; max_size = \"1G\"; };"
 start_daemon_bg "$T/full.conf"
 sleep 0.5
@@ -95,14 +95,14 @@ umount "$T/small"
 
 echo "== 5. a symlink at the path is refused, not followed"
 ln -s "$T/elsewhere" "$T/out/link.log"
-write_config "$T/link.conf" "output = { sink = \"file\"; path = \"$T/out/link.log\"; };"
+write_config "$T/link.conf" "$CALLS" "output = { sink = \"file\"; path = \"$T/out/link.log\"; };"
 "$AIOTRACED" -c "$T/link.conf" 2>"$T/link.err" && fail "started on a symlink"
 cat "$T/link.err"
 grep -q 'is a symbolic link, which is refused, not followed' "$T/link.err" || fail "no reason given"
 [ ! -e "$T/elsewhere" ] || fail "the symlink was followed"
 
 echo "== 6. logrotate moves the file away; SIGUSR1 reopens it"
-write_config "$T/usr1.conf" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+write_config "$T/usr1.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         "output = { sink = \"file\"; path = \"$T/out/usr1.log\"; };"
 start_daemon_bg "$T/usr1.conf"
 sleep 0.5
@@ -119,7 +119,7 @@ stop_daemon_bg
         --unwatched "$T/u2.truth" --strict || fail "the moved file lost calls"
 
 echo "== 7. JSON lines on standard output (-f)"
-write_config "$T/stdout.conf" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+write_config "$T/stdout.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         'output = { format = "json"; };'
 "$AIOTRACED" -f -c "$T/stdout.conf" >"$T/stdout.json" 2>"$T/daemon.err" &
 DAEMON_PID=$!

@@ -44,8 +44,9 @@ journal_json() { # FILE: this run's entries (by the daemon's pid), as JSON lines
 }
 
 for cap in bpf remote-read; do
-        echo "== $cap 1. every call an entry, its fields equal to the ground truth"
-        write_config "$T/j.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-journal"; } );' \
+        echo "== $cap 1. every call and request an entry, its fields equal to the ground truth"
+        write_config "$T/j.conf" 'records = [ "syscalls", "requests", "summary" ];' "capture = \"$cap\";" \
+                'watch = ( { comm = "aio-journal"; } );' \
                 'drain_interval_ms = 5;' 'output = { sink = "journal"; };'
         start_daemon_bg "$T/j.conf"
         started
@@ -56,6 +57,17 @@ for cap in bpf remote-read; do
                 fail "journal entries differ from the ground truth"
         journalctl -D /run/log/journal -t aiotraced AIO_SYSCALL=io_submit AIO_COMM=aio-journal -o cat |
                 grep -q '^\[aio-journal - [0-9]* - [0-9]*\] io_submit(' || fail "journalctl matches on AIO_ fields"
+        exact=--complete
+        [ "$cap" = bpf ] && exact=--strict
+        "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format journal --trace "$T/$cap.json" \
+                --truth "$T/$cap.truth" $exact || fail "request entries differ from the ground truth"
+        # every write to that file, and how long each took
+        journalctl -D /run/log/journal -t aiotraced _PID="$DAEMON_PID_SEEN" AIO_PATH="$T/w1/c.dat" AIO_OP=pwrite \
+                -o json >"$T/c.json"
+        "$PYTHON3" -c 'import json, sys
+e = [json.loads(l) for l in open(sys.argv[1])]
+assert len(e) == 1 and int(e[0]["AIO_LATENCY_NSEC"]) > 0 and e[0]["AIO_REQUEST"] == "completed", e' "$T/c.json" ||
+                fail "journalctl AIO_PATH=... AIO_OP=pwrite does not give the one write"
         grep -q '"MESSAGE_ID":"7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02"' "$T/$cap.json" || fail "no started entry"
         grep -q '"MESSAGE_ID":"4f6e8d0c2b4a4968a7b6c5d4e3f2a103"' "$T/$cap.json" || fail "no stopped entry"
 done
@@ -79,7 +91,7 @@ PY
 }
 
 echo "== 2. journald stopped (SIGSTOP) under load: drops counted, reported once it reads again"
-write_config "$T/slow.conf" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1024;' \
+write_config "$T/slow.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1024;' \
         'output = { sink = "journal"; queue_kib = 64; };'
 start_daemon_bg "$T/slow.conf"
 started
@@ -92,7 +104,7 @@ grep -q '"AIO_DROPPED"' "$T/slow.json" || fail "no AIO_DROPPED entry although jo
 account "$T/slow.json" "$T/slow.truth"
 
 echo "== 3. journald killed, then started again: what it missed is counted and reported"
-write_config "$T/gone.conf" 'watch = ( { comm = "aio-journal"; } );' 'drain_interval_ms = 5;' \
+write_config "$T/gone.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'drain_interval_ms = 5;' \
         'output = { sink = "journal"; };'
 start_daemon_bg "$T/gone.conf"
 started
@@ -109,7 +121,7 @@ grep '"AIO_DROPPED"' "$T/gone.json" | "$PYTHON3" -c 'import json, sys; [print(" 
 grep -q '"AIO_DROPPED"' "$T/gone.json" || fail "no AIO_DROPPED entry after journald came back"
 account "$T/gone.json" "$T/gone1.truth" "$T/gone2.truth" "$T/gone3.truth"
 echo "== 4. a ring that overflows: loss entries, and read + lost = produced, exactly"
-write_config "$T/lost.conf" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1;' \
+write_config "$T/lost.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1;' \
         'output = { sink = "journal"; };'
 start_daemon_bg "$T/lost.conf"
 started
@@ -127,7 +139,8 @@ losses = [e for e in entries if 'AIO_LOST' in e]
 stats = next(e['MESSAGE'] for e in entries if str(e.get('MESSAGE', '')).startswith('[stats]'))
 samples = int(re.search(r' samples = (\d+),', stats).group(1))
 lost = int(re.search(r' lost = (\d+),', stats).group(1))
-produced = 2 * sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call '))
+# an enter and an exit per call, and each workload's end
+produced = 2 * sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call ')) + len(sys.argv[2:])
 in_entries = sum(int(e['AIO_LOST']) for e in losses)
 print(f'produced {produced}, read {samples}, lost {lost} (in {len(losses)} loss entries: {in_entries}, '
       f'CPUs {sorted({e["AIO_CPU"] for e in losses})}, priorities {sorted({e["PRIORITY"] for e in losses})})')

@@ -5,11 +5,13 @@ AIOTRACED=${top_builddir:?}/aiotraced
 WORKLOAD=${top_builddir}/tests/aio-workload
 PYTHON3=${PYTHON3:-python3}
 T=$(mktemp -d /tmp/aiotraced-test.XXXXXX)
+# The tests of calls ask for the calls alone (the default is requests and summaries).
+CALLS='records = [ "syscalls" ];'
 DAEMON_PID=
 
 cleanup() {
         [ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
-        rm -rf "$T"
+        [ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 

@@ -17,7 +17,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         [ "$cap" = bpf ] && exact=--strict
 
         echo "== $cap 1. calm workload: every call, iocb and event exact; an unwatched process absent; a migrating thread"
-        write_config "$C.calm.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;'
+        write_config "$C.calm.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;'
         start_daemon "$C.calm.conf" "$C.calm.out"
         "$WORKLOAD" --comm aio-unwatched --truth "$C.unwatched.truth" --dir "$T/w2" &
         local U=$!
@@ -28,7 +28,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         grep '^\[stats\]' "$C.calm.out"
 
         echo "== $cap 2. full speed, selected by a glob (*, ?, a class), as the kernel's filter takes one"
-        write_config "$C.fast.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-w?rk*[a-e]"; } );'
+        write_config "$C.fast.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-w?rk*[a-e]"; } );'
         start_daemon "$C.fast.conf" "$C.fast.out"
         "$WORKLOAD" --comm aio-unwatched --truth "$C.fast-unwatched.truth" --dir "$T/w2" &
         U=$!
@@ -38,7 +38,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare --trace "$C.fast.out" --truth "$C.fast.truth" --unwatched "$C.fast-unwatched.truth" $exact
 
         echo "== $cap 3. a small max_iocbs_per_call truncates, and says so"
-        write_config "$C.trunc.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' \
+        write_config "$C.trunc.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' \
                 'max_iocbs_per_call = 3;' 'drain_interval_ms = 5;'
         start_daemon "$C.trunc.conf" "$C.trunc.out"
         "$WORKLOAD" --truth "$C.trunc.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 300 || fail "workload failed"
@@ -68,7 +68,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         "$WORKLOAD" --truth "$C.pid.truth" --dir "$T/w3" --comm not-by-comm --start-delay-ms 700 --pause-us 30000 \
                 --thread-delay-ms $delay --linger-ms 300 &
         local W=$!
-        write_config "$C.pid.conf" "capture = \"$cap\";" "watch = ( { pid = $W; } );" 'drain_interval_ms = 5;'
+        write_config "$C.pid.conf" "$CALLS" "capture = \"$cap\";" "watch = ( { pid = $W; } );" 'drain_interval_ms = 5;'
         start_daemon "$C.pid.conf" "$C.pid.out"
         wait $W || fail "workload failed"
         stop_daemon "$C.pid.out"
@@ -78,14 +78,15 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare --trace "$C.pid.out" --truth "$C.pid.truth" --strict --expect-migration
 
         echo "== $cap 6. a ring that overflows: read + lost = produced, exactly, and every loss reported"
-        write_config "$C.lost.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 1;'
+        write_config "$C.lost.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 1;'
         start_daemon "$C.lost.conf" "$C.lost.out"
         kill -STOP "$DAEMON_PID" # the kernel keeps writing into rings nobody reads
         for i in $(seq 10); do "$WORKLOAD" --dir "$T/w1" --truth "$C.lost.$i.truth" || fail "workload failed"; done
         kill -CONT "$DAEMON_PID"
         stop_daemon "$C.lost.out"
         local produced sum lost samples
-        produced=$(( 2 * $(cat "$C".lost.*.truth | grep -c '^call ') )) # one enter and one exit per call
+        # one enter and one exit per call, and each of the 10 processes' end
+        produced=$(( 2 * $(cat "$C".lost.*.truth | grep -c '^call ') + 10 ))
         sum=$(sed -n 's/^\[lost\] cpu [0-9]*: \([0-9]*\) records lost (ring full)$/\1/p' "$C.lost.out" | awk '{s += $1} END {print s + 0}')
         lost=$(sed -n 's/^\[stats\].* lost = \([0-9]*\),.*/\1/p' "$C.lost.out")
         samples=$(sed -n 's/^\[stats\].* samples = \([0-9]*\),.*/\1/p' "$C.lost.out")
@@ -95,7 +96,8 @@ scenarios() { # CAPTURE: bpf or remote-read
         [ $((samples + lost)) = "$produced" ] || fail "read $samples + lost $lost != produced $produced"
 
         echo "== $cap 7. real programs' idiom at full speed: stack-local iocb array, reused iocbs and event buffer"
-        write_config "$C.idiom.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 1024;'
+        write_config "$C.idiom.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-workload"; } );' 'ring_pages = 8192;' \
+                'drain_interval_ms = 5;'
         start_daemon "$C.idiom.conf" "$C.idiom.out"
         "$WORKLOAD" --idiom 4 --rounds 2000 --truth "$C.idiom.truth" --dir "$T/w1" --linger-ms 300 || fail "workload failed"
         stop_daemon "$C.idiom.out"
@@ -105,18 +107,18 @@ scenarios() { # CAPTURE: bpf or remote-read
         # Read afterwards, a value is exact only if the daemon reads it before the thread's next call (5 ms later
         # here): on a loaded machine some are marked, which is right, so only the capture must be exact.
         echo "== $cap 8. reload: the new selection at once, a process watched by both traced throughout, a broken config refused"
-        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; } );' 'drain_interval_ms = 5;'
+        write_config "$C.rl.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; } );' 'drain_interval_ms = 5;'
         start_daemon "$C.rl.conf" "$C.rl.out"
         "$WORKLOAD" --comm aio-a --truth "$C.rl-a.truth" --dir "$T/w1" --pause-us 40000 --linger-ms 100 &
         local A=$!
         "$WORKLOAD" --comm aio-b --truth "$C.rl-b1.truth" --dir "$T/w2" --pause-us 5000 || fail "workload failed"
-        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; }, { comm = "aio-b"; } );' \
+        write_config "$C.rl.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-a"; }, { comm = "aio-b"; } );' \
                 'drain_interval_ms = 5;'
         kill -HUP "$DAEMON_PID"
         wait_for "$C.rl.out" '^\[info\] reloaded .*: watching comm == "aio-a", comm == "aio-b"$'
         "$WORKLOAD" --comm aio-b --truth "$C.rl-b2.truth" --dir "$T/w2" --pause-us 5000 || fail "workload failed"
         wait $A || fail "workload failed"
-        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-c" } ' # no closing parenthesis
+        write_config "$C.rl.conf" "$CALLS" "capture = \"$cap\";" 'watch = ( { comm = "aio-c" } ' # no closing parenthesis
         kill -HUP "$DAEMON_PID"
         wait_for "$C.rl.out" "^\[info\] reload refused, the running configuration stays: $C.rl.conf:[0-9]*: syntax error"
         "$WORKLOAD" --comm aio-b --truth "$C.rl-b3.truth" --dir "$T/w2" --pause-us 5000 || fail "workload failed"
@@ -135,7 +137,7 @@ echo "== 9. no BPF allowed (CAP_BPF and CAP_SYS_ADMIN dropped, CAP_PERFMON kept)
 if ! setpriv --bounding-set -bpf,-sys_admin true 2>/dev/null; then
         echo "setpriv cannot drop CAP_BPF here: part skipped"
 else
-        write_config "$T/nobpf.conf" 'capture = "bpf";' 'watch = ( { comm = "aio-workload"; } );'
+        write_config "$T/nobpf.conf" "$CALLS" 'capture = "bpf";' 'watch = ( { comm = "aio-workload"; } );'
         setpriv --bounding-set -bpf,-sys_admin "$AIOTRACED" -f -c "$T/nobpf.conf" >"$T/nobpf.out" 2>"$T/nobpf.err"
         rc=$?
         cat "$T/nobpf.err"
@@ -143,7 +145,7 @@ else
         grep -q 'capture = "bpf": loading the BPF programs: Operation not permitted (needs CAP_BPF' "$T/nobpf.err" ||
                 fail "no reason given for refusing to start"
 
-        write_config "$T/auto.conf" 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;'
+        write_config "$T/auto.conf" "$CALLS" 'watch = ( { comm = "aio-workload"; } );' 'drain_interval_ms = 5;'
         AIOTRACED_WRAP="setpriv --bounding-set -bpf,-sys_admin" start_daemon "$T/auto.conf" "$T/auto.out"
         "$WORKLOAD" --truth "$T/auto.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 300 || fail "workload failed"
         stop_daemon "$T/auto.out"

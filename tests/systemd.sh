@@ -86,7 +86,8 @@ $C sh -c 'cat >/usr/local/sbin/aiotraced && chmod 755 /usr/local/sbin/aiotraced'
 $C sh -c 'cat >/usr/local/bin/aio-workload && chmod 755 /usr/local/bin/aio-workload' <"$WORKLOAD"
 unit_for /usr/local/sbin | $C sh -c 'cat >/etc/systemd/system/aiotraced.service'
 conf() { printf '%s\n' "$@" | $C sh -c 'cat >/etc/aiotraced/aiotraced.conf'; }
-conf 'watch = ( { comm = "aio-unit"; } );' 'drain_interval_ms = 5;'
+ALL='records = [ "syscalls", "requests", "summary" ];'
+conf 'watch = ( { comm = "aio-unit"; } );' 'drain_interval_ms = 5;' "$ALL"
 $C systemctl daemon-reload
 
 echo "== systemctl start: active once the events are open"
@@ -102,7 +103,7 @@ run_workload first aio-unit
 $C systemd-analyze security aiotraced --no-pager 2>/dev/null | tail -1
 
 echo "== systemctl reload: a new selection, at once"
-conf 'watch = ( { comm = "aio-unit2"; } );' 'drain_interval_ms = 5;'
+conf 'watch = ( { comm = "aio-unit2"; } );' 'drain_interval_ms = 5;' "$ALL"
 $C systemctl reload aiotraced || fail "systemctl reload failed"
 run_workload unwatched aio-unit
 run_workload second aio-unit2
@@ -133,4 +134,8 @@ PY
 "$PYTHON3" "$top_srcdir/tests/compare.py" --journal --trace "$T/unit.json" --truth "$T/first.truth" \
         --truth "$T/second.truth" --truth "$T/third.truth" --unwatched "$T/unwatched.truth" --strict ||
         fail "the unit's journal differs from the ground truth"
+"$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format journal --trace "$T/unit.json" --truth "$T/first.truth" \
+        --truth "$T/second.truth" --truth "$T/third.truth" --strict || fail "the unit's request entries differ"
+$C journalctl -u aiotraced AIO_OP=pwrite AIO_PATH=/var/tmp/w/c.dat -o cat | grep -c 'request completed' |
+        grep -qx 3 || fail "journalctl AIO_OP=pwrite AIO_PATH=... does not give the three writes to c.dat"
 echo PASS

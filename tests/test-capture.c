@@ -91,6 +91,28 @@ static void test_view(void) {
         CHECK_EQ(again[0].state, MEM_OK);
         CHECK_EQ(again[1].state, MEM_OK);
 
+        /* The file table after the segments: by iocb index, apart from any address lookup. */
+        cap_start(&b, 1, 1, 2, 0);
+        cap_segment(&b, 0x1000, iocb, sizeof(iocb), 64);
+        struct capture_file files[2] = { { .fd = 5, .mnt_id = 24, .ino = 777 }, { .fd = ~0u } };
+        b.h->n_files = 2;
+        b.h->files_off = (uint32_t) (b.len - CAPTURE_EXIT_RAW_SIZE - sizeof(*b.h));
+        memcpy(b.data + b.len, files, sizeof(files));
+        b.len += sizeof(files);
+        cap_end(&b);
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
+        struct capture_file f;
+        CHECK(capture_view_file(&v, 0, &f) && f.fd == 5 && f.mnt_id == 24 && f.ino == 777);
+        CHECK(!capture_view_file(&v, 1, &f)); /* not known */
+        CHECK(!capture_view_file(&v, 2, &f)); /* beyond the table */
+        struct remote_chunk table_addr = { .addr = 0x1040, .buf = cb[0], .len = 16 };
+        capture_view_fill(&v, &table_addr, 1);
+        CHECK(table_addr.state != MEM_OK);
+        b.h->files_off -= 8; /* overlapping the last segment */
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), -EBADMSG);
+        b.h->files_off += 16; /* running past the end */
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), -EBADMSG);
+
         /* What a bound stopped is "not read", like the user-space bound. */
         cap_start(&b, 1, 1, 3, CAPTURE_F_BOUNDED);
         cap_end(&b);
@@ -120,7 +142,9 @@ static void test_view(void) {
         ((struct capture_segment *) (b.data + CAPTURE_EXIT_RAW_SIZE + sizeof(*b.h)))->valid = 64;
         ((struct capture_segment *) (b.data + CAPTURE_EXIT_RAW_SIZE + sizeof(*b.h)))->len = 4000;
         CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), -EBADMSG);
-        b.h->version = 2;
+        ((struct capture_segment *) (b.data + CAPTURE_EXIT_RAW_SIZE + sizeof(*b.h)))->len = 64;
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
+        b.h->version = CAPTURE_VERSION + 1;
         CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), -EBADMSG);
         CHECK_EQ(capture_view_parse(b.data, 30, CAPTURE_EXIT_RAW_SIZE, &v), -ENOENT);
 }
@@ -134,7 +158,7 @@ static void put_raw(struct fake_ring *f, uint64_t time, uint32_t tid, const void
 static void test_engine(void) {
         struct event_table *t = NULL;
         char error[512];
-        if (event_table_load(fixture_dir(), false, &t, error, sizeof(error)) < 0) {
+        if (event_table_load(fixture_dir(), 0, &t, error, sizeof(error)) < 0) {
                 fprintf(stderr, "%s\n", error);
                 CHECK(false);
                 return;
@@ -148,7 +172,7 @@ static void test_engine(void) {
         CHECK_EQ(ring_init(&ring, f.base, FAKE_PAGE, 65536, 0), 0);
         struct engine e;
         struct engine_options opt = { .max_iocbs_per_call = 256, .max_inflight = 1024, .read_memory = true,
-                                     .proc_root = "/nonexistent" };
+                                     .proc_root = "/nonexistent", .records = RECORD_SYSCALLS };
         struct engine_callbacks cb = { .emit = collect };
         CHECK_EQ(engine_init(&e, &ring, 1, t, &opt, &cb), 0);
 

@@ -50,6 +50,33 @@ static void test_file_output(void) {
         config_free(c);
 }
 
+static void test_records(void) {
+        const char *path = write_conf("rec.conf", "records = [ \"requests\", \"syscalls\" ];\nsummary_interval = 10;\n"
+                                                  "max_inflight_per_process = 100;\n");
+        struct config *c = NULL;
+        char error[512] = "";
+        CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
+        if (c) {
+                CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SYSCALLS);
+                CHECK_EQ(c->summary_interval, 10);
+                CHECK_EQ(c->max_inflight_per_process, 100);
+                config_free(c);
+        }
+        /* the defaults: requests and summaries, every minute */
+        path = write_conf("empty.conf", "\n");
+        CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
+        if (c) {
+                CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SUMMARY);
+                CHECK_EQ(c->summary_interval, 60);
+                config_free(c);
+        }
+        expect_error("\nrecords = [ \"requests\", \"calls\" ];\n", 2, "records: \"calls\" is not one of");
+        expect_error("records = \"requests\";\n", 1, "records must be a list");
+        expect_error("records = ( 1 );\n", 1, "an entry that is not a string");
+        expect_error("summary_interval = 0;\n", 1, "summary_interval = 0 is out of range (1 to 86400)");
+        expect_error("max_inflight_per_process = 0;\n", 1, "out of range");
+}
+
 static void test_good(void) {
         const char *path = write_conf("good.conf",
                                       "# comment\n"
@@ -103,6 +130,7 @@ int main(void) {
         if (!mkdtemp(dir))
                 return 99;
         test_good();
+        test_records();
         test_file_output();
         expect_error("capture = \"kernel\";\n", 1, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
         expect_error("capture = 1;\n", 1, "capture must be one of");

@@ -35,7 +35,7 @@ int main(void) {
         self_tid = (uint32_t) syscall(SYS_gettid);
         struct event_table *t = NULL;
         char error[512];
-        if (event_table_load(fixture_dir(), false, &t, error, sizeof(error)) < 0) {
+        if (event_table_load(fixture_dir(), 0, &t, error, sizeof(error)) < 0) {
                 fprintf(stderr, "%s\n", error);
                 return 1;
         }
@@ -52,9 +52,9 @@ int main(void) {
         static struct io_event evs[2];
         static struct { int64_t tv_sec, tv_nsec; } timeout = { .tv_sec = 1, .tv_nsec = 5 }; /* __kernel_timespec */
         static char buf[8192];
-        cbs[0] = (struct iocb) { .aio_data = 0x1111, .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = 7,
+        cbs[0] = (struct iocb) { .aio_data = 0x1111, .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = 997,
                                  .aio_buf = (uint64_t) (uintptr_t) buf, .aio_nbytes = 4096, .aio_offset = 8192 };
-        cbs[1] = (struct iocb) { .aio_data = 0x2222, .aio_lio_opcode = IOCB_CMD_PWRITE, .aio_fildes = 8,
+        cbs[1] = (struct iocb) { .aio_data = 0x2222, .aio_lio_opcode = IOCB_CMD_PWRITE, .aio_fildes = 998,
                                  .aio_buf = (uint64_t) (uintptr_t) (buf + 4096), .aio_nbytes = 512,
                                  .aio_rw_flags = 0x02, .aio_offset = -1 };
         evs[0] = (struct io_event) { .data = 0x1111, .obj = (uint64_t) (uintptr_t) &cbs[0], .res = 4096 };
@@ -66,7 +66,7 @@ int main(void) {
         uint64_t getev_args[] = { ctx, 1, 2, (uint64_t) (uintptr_t) evs, (uint64_t) (uintptr_t) &timeout };
         struct engine e;
         struct engine_options opt = { .max_iocbs_per_call = 256, .max_inflight = 1024, .read_memory = true,
-                                     .replaced_sets = true };
+                                     .replaced_sets = true, .records = RECORD_SYSCALLS | RECORD_REQUESTS };
         struct engine_callbacks cb = { .emit = collect };
         CHECK_EQ(engine_init(&e, rings, 2, t, &opt, &cb), 0);
 
@@ -95,18 +95,26 @@ int main(void) {
         char want[4096];
         snprintf(want, sizeof(want),
                  "[%s - %u - %u] io_submit(0x00007f0000000000, 2, 0x%016lx) [retval = 2] (1000 ns)\n"
-                 "    iocb[   0] = 0x%016lx, op = pread, fd = 7, data = 0x0000000000001111, buf = 0x%016lx, "
+                 "    iocb[   0] = 0x%016lx, op = pread, fd = 997, data = 0x0000000000001111, buf = 0x%016lx, "
                  "nbytes = 4096, offset = 8192\n"
-                 "    iocb[   1] = 0x%016lx, op = pwrite, fd = 8, data = 0x0000000000002222, buf = 0x%016lx, "
+                 "    iocb[   1] = 0x%016lx, op = pwrite, fd = 998, data = 0x0000000000002222, buf = 0x%016lx, "
                  "nbytes = 512, offset = -1, rw_flags = RWF_DSYNC\n"
                  "[lost] cpu 0: 5 records lost (ring full)\n"
                  "[%s - %u - %u] io_getevents(0x00007f0000000000, 1, 2, 0x%016lx, 0x%016lx) [retval = 2] (1000 ns)\n"
                  "    timeout = 1.000000005\n"
                  "    event[   0] = 0x%016lx\n"
-                 "      iocb = 0x%016lx, fd = 7, data = 0x0000000000001111, res = 4096, res2 = 0\n"
+                 "      iocb = 0x%016lx, fd = 997, data = 0x0000000000001111, res = 4096, res2 = 0\n"
                  "    event[   1] = 0x%016lx\n"
-                 "      iocb = 0x%016lx, fd = 8, data = 0x0000000000009999, res = -5 (EIO), res2 = 0 "
+                 "      iocb = 0x%016lx, fd = 998, data = 0x0000000000009999, res = -5 (EIO), res2 = 0 "
                  "[stale: submitted with data 0x0000000000002222]\n"
+                 /* the requests it ended, after it: one completed, one whose completion disagrees */
+                 "[%s - %u] request completed: op = pread, fd = 997, path = <unknown: fd closed>, offset = 8192, "
+                 "nbytes = 4096, res = 4096, res2 = 0, latency = 3000 ns, ctx = 0x00007f0000000000, iocb = 0x%016lx, "
+                 "data = 0x0000000000001111, submitted by %u, reaped by %u\n"
+                 "[%s - %u] request stale: op = pwrite, fd = 998, path = <unknown: fd closed>, offset = -1, "
+                 "nbytes = 512, rw_flags = RWF_DSYNC, res = -5 (EIO), res2 = 0, ctx = 0x00007f0000000000, "
+                 "iocb = 0x%016lx, data = 0x0000000000002222 [stale: completed with data 0x0000000000009999], "
+                 "submitted by %u, reaped by %u\n"
                  "[%s - %u - %u] io_destroy(?) [retval = 0] (enter not seen)\n",
                  comm, self_pid, self_tid, (unsigned long) (uintptr_t) pp, (unsigned long) (uintptr_t) &cbs[0],
                  (unsigned long) (uintptr_t) buf, (unsigned long) (uintptr_t) &cbs[1],
@@ -114,7 +122,8 @@ int main(void) {
                  (unsigned long) (uintptr_t) evs, (unsigned long) (uintptr_t) &timeout,
                  (unsigned long) (uintptr_t) &evs[0], (unsigned long) (uintptr_t) &cbs[0],
                  (unsigned long) (uintptr_t) &evs[1], (unsigned long) (uintptr_t) &cbs[1], comm, self_pid,
-                 self_tid);
+                 (unsigned long) (uintptr_t) &cbs[0], self_tid, self_tid, comm, self_pid,
+                 (unsigned long) (uintptr_t) &cbs[1], self_tid, self_tid, comm, self_pid, self_tid);
         CHECK_STR(out.data, want);
         CHECK_EQ(e.stats.calls, 3);
         CHECK_EQ(e.stats.lost, 5);

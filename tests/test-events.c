@@ -15,13 +15,13 @@ static const struct event_desc *find(const struct event_table *t, const char *na
 int main(void) {
         struct event_table *t = NULL;
         char error[512] = "";
-        int r = event_table_load(fixture_dir(), true, &t, error, sizeof(error));
+        int r = event_table_load(fixture_dir(), EVENTS_FORK | EVENTS_EXEC, &t, error, sizeof(error));
         CHECK_EQ(r, 0);
         if (r < 0) {
                 fprintf(stderr, "%s\n", error);
                 return 1;
         }
-        CHECK_EQ(t->n_events, 13);
+        CHECK_EQ(t->n_events, 15);
 
         const struct event_desc *submit = find(t, "sys_enter_io_submit");
         CHECK(submit && submit->kind == EVENT_SYS_ENTER && submit->syscall == AIO_IO_SUBMIT);
@@ -37,6 +37,12 @@ int main(void) {
         const struct event_desc *fork = find(t, "sched_process_fork");
         CHECK(fork && fork->kind == EVENT_FORK && fork->args[0].offset == 12 && fork->args[0].size == 4 &&
               fork->args[1].offset == 20);
+        /* a process's end: its pid and whether it was the last thread (group_dead); an exec */
+        const struct event_desc *pexit = find(t, "sched_process_exit");
+        CHECK(pexit && pexit->kind == EVENT_PROC_EXIT && pexit->args[0].offset == 24 && pexit->args[1].offset == 32 &&
+              pexit->args[1].size == 1);
+        const struct event_desc *pexec = find(t, "sched_process_exec");
+        CHECK(pexec && pexec->kind == EVENT_PROC_EXEC && pexec->args[0].offset == 12);
 
         /* A raw sys_enter_io_submit payload as the kernel writes it. */
         uint8_t raw[40] = {};
@@ -57,6 +63,9 @@ int main(void) {
         type = 366;
         memcpy(raw, &type, 2);
         CHECK(event_table_lookup(t, raw, sizeof(raw)) == fork);
+        type = 369;
+        memcpy(raw, &type, 2);
+        CHECK(event_table_lookup(t, raw, sizeof(raw)) == pexit);
         type = 4242;
         memcpy(raw, &type, 2);
         CHECK(event_table_lookup(t, raw, sizeof(raw)) == NULL);
@@ -64,11 +73,11 @@ int main(void) {
         event_table_free(t);
 
         /* Without the fork event, and from a tree that lacks a format: a clear error naming the file. */
-        r = event_table_load(fixture_dir(), false, &t, error, sizeof(error));
+        r = event_table_load(fixture_dir(), 0, &t, error, sizeof(error));
         CHECK_EQ(r, 0);
-        CHECK_EQ(t->n_events, 12);
+        CHECK_EQ(t->n_events, 13);
         event_table_free(t);
-        r = event_table_load("/nonexistent", false, &t, error, sizeof(error));
+        r = event_table_load("/nonexistent", 0, &t, error, sizeof(error));
         CHECK(r == -ENOENT);
         CHECK_CONTAINS(error, "/nonexistent/events/syscalls/sys_enter_io_setup/format");
         return test_result("test-events");

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Any bytes as the contents of two CPU rings, through the whole engine (records, samples against the real
- * formats, pairing, captured records) and both formatters; the traced memory is never read. */
+ * formats, pairing, captured records, requests, summaries) and every formatter; the traced memory is never
+ * read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "engine.h"
+#include "format_journal.h"
 #include "format_json.h"
 #include "format_text.h"
 #include "../ringbuf.h"
@@ -16,6 +18,7 @@ static struct outbuf out, text;
 static void collect(void *userdata, const struct entry *e) {
         format_text(&out, e, 256);
         format_json(&out, &text, e, 256, 0);
+        format_journal(&out, &text, e, 256);
         if (out.len > (1u << 20))
                 outbuf_reset(&out);
 }
@@ -26,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 char dir[4096], error[512];
                 const char *src = getenv("FUZZ_FIXTURES");
                 snprintf(dir, sizeof(dir), "%s", src ? src : "tests/fixtures/tracefs");
-                if (event_table_load(dir, true, &table, error, sizeof(error)) < 0) {
+                if (event_table_load(dir, EVENTS_FORK | EVENTS_EXEC, &table, error, sizeof(error)) < 0) {
                         fprintf(stderr, "%s\n", error);
                         abort();
                 }
@@ -47,11 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         struct engine e;
         struct engine_options opt = { .max_iocbs_per_call = 16, .max_inflight = 64, .read_memory = false,
-                                      .replaced_sets = true, .proc_root = "/nonexistent" };
+                                      .replaced_sets = true, .proc_root = "/nonexistent",
+                                      .records = RECORD_SYSCALLS | RECORD_REQUESTS | RECORD_SUMMARY,
+                                      .summary_interval_ns = 1000 };
         struct engine_callbacks cb = { .emit = collect };
         if (engine_init(&e, rings, 2, table, &opt, &cb) == 0) {
                 engine_drain(&e, UINT64_MAX);
                 engine_account_lost(&e, 0, 1000);
+                engine_finish(&e, UINT64_MAX / 2);
                 engine_done(&e);
         }
         for (int i = 0; i < 2; i++) {

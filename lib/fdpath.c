@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "fdpath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+struct path_str *path_str_ref(struct path_str *p) {
+        if (p)
+                p->refs++;
+        return p;
+}
+
+void path_str_unref(struct path_str *p) {
+        if (p && --p->refs == 0)
+                free(p);
+}
+
+const char *path_state_name(enum path_state s) {
+        static const char *const names[_PATH_STATE_MAX] = {
+                [PATH_NONE] = "not looked up", [PATH_OK] = "ok", [PATH_UNVERIFIED] = "unverified",
+                [PATH_REUSED] = "fd reused", [PATH_GONE] = "fd closed", [PATH_DENIED] = "permission denied",
+        };
+        return s < _PATH_STATE_MAX ? names[s] : "?";
+}
+
+int fdpath_cache_init(struct fdpath_cache *c, size_t cap, const char *proc_root) {
+        size_t n = 64;
+        while (n < cap)
+                n *= 2;
+        *c = (struct fdpath_cache) { .cap = n };
+        snprintf(c->proc_root, sizeof(c->proc_root), "%s", proc_root ? proc_root : "/proc");
+        c->slots = calloc(n, sizeof(*c->slots));
+        return c->slots ? 0 : -ENOMEM;
+}
+
+void fdpath_cache_done(struct fdpath_cache *c) {
+        for (size_t i = 0; c->slots && i < c->cap; i++)
+                path_str_unref(c->slots[i].path);
+        free(c->slots);
+        *c = (struct fdpath_cache) {};
+}
+
+/* mnt_id and ino of one of our own fds, from /proc/self/fdinfo: the same fields the capture reads. */
+static int own_fd_identity(int fd, uint32_t *ret_mnt_id, uint64_t *ret_ino) {
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        _cleanup_(closep) int info = open(path, O_RDONLY | O_CLOEXEC);
+        if (info < 0)
+                return -errno;
+        ssize_t n = read(info, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        buf[n] = 0;
+        const char *m = strstr(buf, "mnt_id:"), *i = strstr(buf, "\nino:");
+        if (!m || !i)
+                return -EPROTO; /* a kernel before 5.14 does not show ino */
+        *ret_mnt_id = (uint32_t) strtoul(m + 7, NULL, 10);
+        *ret_ino = strtoull(i + 5, NULL, 10);
+        return 0;
+}
+
+int fdpath_resolve(const char *proc_root, uint32_t pid, uint32_t fd, struct path_str **ret_path,
+                   uint32_t *ret_mnt_id, uint64_t *ret_ino) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/%u/fd/%u", proc_root, pid, fd);
+        /* Our own reference to the traced fd's file: its name and identity then come from one open file, even if
+         * the process closes the fd meanwhile. */
+        _cleanup_(closep) int own = open(path, O_PATH | O_CLOEXEC);
+        if (own < 0)
+                return -errno;
+        uint32_t mnt_id = 0;
+        uint64_t ino = 0;
+        int r = own_fd_identity(own, &mnt_id, &ino);
+        if (r < 0)
+                return r;
+        char self[64], target[PATH_MAX];
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
+        ssize_t n = readlink(self, target, sizeof(target));
+        if (n < 0)
+                return -errno;
+        if ((size_t) n >= sizeof(target))
+                return -ENAMETOOLONG;
+        struct path_str *p = malloc(sizeof(*p) + (size_t) n + 1);
+        if (!p)
+                return -ENOMEM;
+        p->refs = 1;
+        p->len = (uint32_t) n;
+        memcpy(p->s, target, (size_t) n);
+        p->s[n] = 0;
+        *ret_path = p;
+        *ret_mnt_id = mnt_id;
+        *ret_ino = ino;
+        return 0;
+}
+
+static struct fdpath_entry *slot_of(struct fdpath_cache *c, uint32_t pid, uint32_t fd) {
+        return &c->slots[hash_u64(((uint64_t) pid << 32) | fd) & (c->cap - 1)];
+}
+
+static enum path_state state_of_error(int r) {
+        return r == -EACCES || r == -EPERM ? PATH_DENIED : PATH_GONE;
+}
+
+void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
+                   uint64_t generation, struct path_str **ret_path, enum path_state *ret_state) {
+        struct fdpath_entry *e = slot_of(c, pid, fd);
+        bool same_fd = e->pid == pid && e->fd == fd;
+        if (same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino) {
+                *ret_path = path_str_ref(e->path);
+                *ret_state = PATH_OK;
+                return;
+        }
+        if (same_fd && !captured && e->checked == generation) {
+                *ret_path = path_str_ref(e->path);
+                *ret_state = PATH_UNVERIFIED;
+                return;
+        }
+        struct path_str *p = NULL;
+        uint32_t mnt_id = 0;
+        uint64_t ino = 0;
+        c->lookups++;
+        int r = fdpath_resolve(c->proc_root, pid, fd, &p, &mnt_id, &ino);
+        if (r < 0) {
+                *ret_path = NULL;
+                *ret_state = state_of_error(r);
+                return;
+        }
+        path_str_unref(e->path);
+        *e = (struct fdpath_entry) { .pid = pid, .fd = fd, .mnt_id = mnt_id, .ino = ino, .checked = generation, .path = p };
+        if (captured && (captured->mnt_id != mnt_id || captured->ino != ino)) {
+                /* the fd names another file now: the one of the call is not known any more */
+                *ret_path = NULL;
+                *ret_state = PATH_REUSED;
+                return;
+        }
+        *ret_path = path_str_ref(p);
+        *ret_state = captured ? PATH_OK : PATH_UNVERIFIED;
+}
+
+void fdpath_forget(struct fdpath_cache *c, uint32_t pid) {
+        for (size_t i = 0; i < c->cap; i++)
+                if (c->slots[i].pid == pid) {
+                        path_str_unref(c->slots[i].path);
+                        c->slots[i] = (struct fdpath_entry) {};
+                }
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+
+/* A path, shared by the cache and every request that names it: allocated once per lookup that misses, never
+ * per request. */
+struct path_str {
+        uint32_t refs;
+        uint32_t len;
+        char s[];
+};
+
+struct path_str *path_str_ref(struct path_str *p);
+void path_str_unref(struct path_str *p);
+
+/* How far a path can be trusted. */
+enum path_state {
+        PATH_NONE,       /* not looked up */
+        PATH_OK,         /* the file the fd named during the call: checked against what the kernel captured */
+        PATH_UNVERIFIED, /* looked up after the call with nothing to check it against: the fd may name another
+                          * file by now */
+        PATH_REUSED,     /* the fd names another file than during the call: closed and reused since */
+        PATH_GONE,       /* the fd was closed, or the process is gone, before it could be looked up */
+        PATH_DENIED,     /* not allowed to look */
+        _PATH_STATE_MAX,
+};
+
+const char *path_state_name(enum path_state s);
+
+struct fdpath_entry {
+        uint32_t pid; /* 0: empty */
+        uint32_t fd;
+        uint32_t mnt_id;
+        uint64_t ino;
+        uint64_t checked; /* the generation it was last looked up in */
+        struct path_str *path;
+};
+
+/* (pid, fd) -> the path /proc/PID/fd/FD names, with the (mnt_id, ino) of the file it was for.  Direct-mapped
+ * and bounded: a collision replaces the older entry. */
+struct fdpath_cache {
+        struct fdpath_entry *slots;
+        size_t cap; /* a power of two */
+        char proc_root[64];
+        uint64_t lookups; /* /proc lookups made (cache misses) */
+};
+
+int fdpath_cache_init(struct fdpath_cache *c, size_t cap, const char *proc_root);
+void fdpath_cache_done(struct fdpath_cache *c);
+
+/* The path of pid's fd.  With `captured` (the file the kernel saw during the call) the answer is checked
+ * against it: PATH_OK or PATH_REUSED.  Without, it is PATH_UNVERIFIED, looked up again at most once per
+ * `generation`.  *ret_path gets a reference (NULL when there is no path); ret_state always gets a value. */
+void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
+                   uint64_t generation, struct path_str **ret_path, enum path_state *ret_state);
+
+/* Forget a process's fds (it exited or exec'd). */
+void fdpath_forget(struct fdpath_cache *c, uint32_t pid);
+
+/* Look up now, uncached: the path and the file's (mnt_id, ino), all of one open file.  0, or -ENOENT (no such
+ * fd or process), -EACCES, ... */
+int fdpath_resolve(const char *proc_root, uint32_t pid, uint32_t fd, struct path_str **ret_path,
+                   uint32_t *ret_mnt_id, uint64_t *ret_ino);

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "requests.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define NIL UINT32_MAX
+#define EINPROGRESS_RET (-115) /* what io_cancel returns once it started cancelling (the event comes later) */
+
+struct req_node {
+        struct request r;
+        uint32_t hnext;        /* bucket chain */
+        uint32_t gprev, gnext; /* every request, oldest first; gnext also links the free list */
+        uint32_t pprev, pnext; /* its process's, oldest first */
+        bool used;
+};
+
+struct proc {
+        uint32_t pid; /* 0: empty slot */
+        char comm[16];
+        uint32_t head, tail; /* its requests, oldest first */
+        uint32_t n_inflight;
+        uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
+        uint64_t unidentified; /* completions that could not be read: explains requests never seen reaped */
+        uint64_t interval_start;
+        struct proc_interval iv;
+        struct histogram *latency; /* allocated with the process, not per request */
+};
+
+const char *request_kind_name(enum request_kind k) {
+        static const char *const names[_REQ_KIND_MAX] = {
+                [REQ_COMPLETED] = "completed", [REQ_CANCELLED] = "cancelled", [REQ_ABANDONED] = "abandoned",
+                [REQ_STALE] = "stale",         [REQ_UNMATCHED] = "unmatched", [REQ_UNKNOWN] = "unknown",
+        };
+        return k < _REQ_KIND_MAX ? names[k] : "?";
+}
+
+const char *request_end_name(enum request_end e) {
+        static const char *const names[_END_MAX] = {
+                [END_REAPED] = "reaped",       [END_DESTROY] = "io_destroy", [END_EXIT] = "process exit",
+                [END_EXEC] = "exec",           [END_EVICTED] = "evicted",
+                [END_RESUBMITTED] = "iocb submitted again",
+        };
+        return e < _END_MAX ? names[e] : "?";
+}
+
+unsigned request_op_index(uint16_t opcode, bool known) {
+        return known && opcode <= 8 && opcode != 4 ? opcode : REQ_OPS - 1;
+}
+
+const char *request_op_index_name(unsigned i) {
+        static const char *const names[REQ_OPS] = {
+                "pread", "pwrite", "fsync", "fdsync", NULL, "poll", "noop", "preadv", "pwritev", "other",
+        };
+        return i < REQ_OPS ? names[i] : NULL;
+}
+
+static void comm_copy(char dst[static 16], const char *src) {
+        size_t n = src ? strnlen(src, 15) : 0;
+        memcpy(dst, src ? src : "", n);
+        dst[n] = 0;
+}
+
+/* ---- processes ---- */
+
+static size_t proc_home(const struct tracker *t, uint32_t pid) {
+        return hash_u64(pid) & (t->procs_cap - 1);
+}
+
+static struct proc *proc_find(struct tracker *t, uint32_t pid) {
+        if (pid == 0)
+                return NULL; /* the mark of an empty slot: no process of ours */
+        for (size_t i = proc_home(t, pid);; i = (i + 1) & (t->procs_cap - 1)) {
+                if (t->procs[i].pid == pid)
+                        return &t->procs[i];
+                if (t->procs[i].pid == 0)
+                        return NULL;
+        }
+}
+
+static int procs_grow(struct tracker *t) {
+        size_t cap = t->procs_cap * 2;
+        struct proc *old = t->procs, *slots = calloc(cap, sizeof(*slots));
+        if (!slots)
+                return -ENOMEM;
+        size_t old_cap = t->procs_cap;
+        t->procs = slots;
+        t->procs_cap = cap;
+        for (size_t i = 0; i < old_cap; i++) {
+                if (old[i].pid == 0)
+                        continue;
+                size_t j = proc_home(t, old[i].pid);
+                while (slots[j].pid != 0)
+                        j = (j + 1) & (cap - 1);
+                slots[j] = old[i];
+        }
+        free(old);
+        return 0;
+}
+
+/* Pointers into the table stay valid until the next proc_get() or proc_remove(). */
+static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) {
+        struct proc *p = proc_find(t, pid);
+        if (p || pid == 0)
+                return p;
+        if ((t->procs_used + 1) * 4 > t->procs_cap * 3 && procs_grow(t) < 0)
+                return NULL;
+        struct histogram *h = malloc(sizeof(*h));
+        if (!h)
+                return NULL;
+        histogram_reset(h);
+        size_t i = proc_home(t, pid);
+        while (t->procs[i].pid != 0)
+                i = (i + 1) & (t->procs_cap - 1);
+        p = &t->procs[i];
+        *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
+        if (t->next_summary)
+                p->interval_start = t->next_summary - t->opt.summary_interval_ns;
+        comm_copy(p->comm, comm ? comm : "?");
+        t->procs_used++;
+        return p;
+}
+
+/* Backward-shift deletion: linear probing stays correct without tombstones. */
+static void proc_remove(struct tracker *t, struct proc *p) {
+        size_t mask = t->procs_cap - 1, i = (size_t) (p - t->procs);
+        free(p->latency);
+        for (size_t j = (i + 1) & mask; t->procs[j].pid != 0; j = (j + 1) & mask) {
+                size_t home = proc_home(t, t->procs[j].pid);
+                bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+                if (!stays) {
+                        t->procs[i] = t->procs[j];
+                        i = j;
+                }
+        }
+        t->procs[i] = (struct proc) {};
+        t->procs_used--;
+}
+
+/* ---- requests ---- */
+
+static size_t bucket_of(const struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t iocb) {
+        return hash_u64(iocb ^ hash_u64(ctx ^ ((uint64_t) pid << 32))) & (t->n_buckets - 1);
+}
+
+static uint32_t node_find(const struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t iocb) {
+        for (uint32_t n = t->buckets[bucket_of(t, pid, ctx, iocb)]; n != NIL; n = t->nodes[n].hnext) {
+                const struct request *r = &t->nodes[n].r;
+                if (r->iocb == iocb && r->ctx == ctx && r->pid == pid)
+                        return n;
+        }
+        return NIL;
+}
+
+static void rehash(struct tracker *t) {
+        for (size_t b = 0; b < t->n_buckets; b++)
+                t->buckets[b] = NIL;
+        for (uint32_t n = t->oldest; n != NIL; n = t->nodes[n].gnext) {
+                size_t b = bucket_of(t, t->nodes[n].r.pid, t->nodes[n].r.ctx, t->nodes[n].r.iocb);
+                t->nodes[n].hnext = t->buckets[b];
+                t->buckets[b] = n;
+        }
+}
+
+static int nodes_grow(struct tracker *t) {
+        size_t cap = MIN(t->nodes_cap * 2, t->nodes_limit);
+        if (cap <= t->nodes_cap)
+                return -ENOSPC;
+        struct req_node *nodes = realloc(t->nodes, cap * sizeof(*nodes));
+        if (!nodes)
+                return -ENOMEM;
+        t->nodes = nodes;
+        for (size_t i = t->nodes_cap; i < cap; i++) {
+                nodes[i].used = false;
+                nodes[i].gnext = i + 1 < cap ? (uint32_t) (i + 1) : t->free_head;
+        }
+        t->free_head = (uint32_t) t->nodes_cap;
+        t->nodes_cap = cap;
+        size_t want = t->n_buckets;
+        while (want < cap)
+                want *= 2;
+        if (want != t->n_buckets) {
+                uint32_t *b = realloc(t->buckets, want * sizeof(*b));
+                if (!b)
+                        return 0; /* chains get longer, nothing is lost */
+                t->buckets = b;
+                t->n_buckets = want;
+                rehash(t);
+        }
+        return 0;
+}
+
+/* Unlink node n from every list and return its slot to the free list; the request itself is moved out. */
+static void node_remove(struct tracker *t, uint32_t n, struct proc *p, struct request *ret) {
+        struct req_node *x = &t->nodes[n];
+        uint32_t *link = &t->buckets[bucket_of(t, x->r.pid, x->r.ctx, x->r.iocb)];
+        while (*link != n)
+                link = &t->nodes[*link].hnext;
+        *link = x->hnext;
+        if (x->gprev != NIL)
+                t->nodes[x->gprev].gnext = x->gnext;
+        else
+                t->oldest = x->gnext;
+        if (x->gnext != NIL)
+                t->nodes[x->gnext].gprev = x->gprev;
+        else
+                t->newest = x->gprev;
+        if (p) {
+                if (x->pprev != NIL)
+                        t->nodes[x->pprev].pnext = x->pnext;
+                else
+                        p->head = x->pnext;
+                if (x->pnext != NIL)
+                        t->nodes[x->pnext].pprev = x->pprev;
+                else
+                        p->tail = x->pprev;
+                p->n_inflight--;
+        }
+        *ret = x->r;
+        x->used = false;
+        x->gnext = t->free_head;
+        t->free_head = n;
+        t->used--;
+}
+
+static struct request *pending_add(struct tracker *t) {
+        if (t->n_pending == t->pending_cap)
+                return NULL; /* cannot happen with the sizes of tracker_init; never overrun */
+        return &t->pending[t->n_pending++];
+}
+
+/* Account for a request's end in its process's interval, and count it. */
+static void account_end(struct tracker *t, struct proc *p, const struct request *r) {
+        struct trace_stats *st = t->stats;
+        switch (r->kind) {
+        case REQ_COMPLETED:
+        case REQ_CANCELLED:
+                st->completed++;
+                break;
+        case REQ_ABANDONED:
+                st->abandoned++;
+                if (r->end == END_EVICTED)
+                        st->evicted++;
+                break;
+        case REQ_UNKNOWN:
+                st->unknown++;
+                break;
+        case REQ_STALE:
+                st->stale++;
+                break;
+        case REQ_UNMATCHED:
+                st->unmatched++;
+                break;
+        default:
+                break;
+        }
+        if (r->kind == REQ_CANCELLED)
+                st->cancelled++;
+        if (!p)
+                return;
+        struct proc_interval *iv = &p->iv;
+        iv->active = true;
+        if (!r->has_result) {
+                if (r->kind == REQ_ABANDONED)
+                        iv->abandoned++;
+                else if (r->kind == REQ_UNKNOWN)
+                        iv->unknown++;
+                return;
+        }
+        bool op_known = r->submit_known && r->kind != REQ_STALE;
+        unsigned op = request_op_index(r->opcode, op_known);
+        iv->completed[op]++;
+        if (result_is_errno(r->res))
+                iv->errors++;
+        else if (r->res > 0 && op_known) {
+                if (r->opcode == 0 || r->opcode == 7) /* pread, preadv */
+                        iv->bytes_read += (uint64_t) r->res;
+                else if (r->opcode == 1 || r->opcode == 8) /* pwrite, pwritev */
+                        iv->bytes_written += (uint64_t) r->res;
+        }
+        if (r->kind == REQ_CANCELLED)
+                iv->cancelled++;
+        else if (r->kind == REQ_STALE)
+                iv->stale++;
+        else if (r->kind == REQ_UNMATCHED)
+                iv->unmatched++;
+        else if (r->kind == REQ_COMPLETED && r->end_time >= r->submit_time)
+                histogram_add(p->latency, r->end_time - r->submit_time);
+}
+
+/* A request that will never be seen reaped: abandoned, or unknown when its process had completions that could
+ * not be read (it may have been one of them). */
+static void end_unreaped(struct tracker *t, struct proc *p, struct request *r, uint64_t time, enum request_end why) {
+        r->end_time = time;
+        r->end = why;
+        r->kind = REQ_ABANDONED;
+        if (p && p->unidentified > 0 && why != END_EVICTED) {
+                p->unidentified--;
+                r->kind = REQ_UNKNOWN;
+        }
+        if (why == END_EVICTED && p)
+                p->forgotten++;
+        account_end(t, p, r);
+}
+
+static void emit_request(struct tracker *t, struct request *r) {
+        if (t->cb.request)
+                t->cb.request(t->cb.userdata, r);
+        path_str_unref(r->path);
+        r->path = NULL;
+}
+
+/* Make room for one more request of p: evict its oldest, or the oldest of all, into the pending list. */
+static bool make_room(struct tracker *t, struct proc *p, uint64_t time) {
+        uint32_t victim = NIL;
+        if (p->n_inflight >= t->opt.max_inflight_per_process)
+                victim = p->head;
+        else if (t->used >= t->nodes_limit)
+                victim = t->oldest;
+        else if (t->free_head == NIL && nodes_grow(t) < 0)
+                victim = t->oldest;
+        if (victim == NIL)
+                return t->free_head != NIL;
+        struct request *r = pending_add(t);
+        if (!r)
+                return false;
+        struct proc *owner = t->nodes[victim].r.pid == p->pid ? p : proc_find(t, t->nodes[victim].r.pid);
+        node_remove(t, victim, owner, r);
+        end_unreaped(t, owner, r, time, END_EVICTED);
+        return t->free_head != NIL;
+}
+
+static void submit_one(struct tracker *t, struct proc *p, const struct aio_call *call, const struct iocb_info *cb,
+                       uint64_t generation) {
+        uint64_t ctx = call->args[0];
+        uint32_t n = node_find(t, call->pid, ctx, cb->addr);
+        if (n != NIL) {
+                /* The same iocb again: the kernel finished with it, unseen (an event that could not be read). */
+                struct request *old = pending_add(t);
+                if (!old) {
+                        t->stats->no_memory++;
+                        return;
+                }
+                node_remove(t, n, p, old);
+                if (p->unidentified > 0)
+                        p->unidentified--;
+                old->end_time = call->enter_time;
+                old->end = END_RESUBMITTED;
+                old->kind = REQ_UNKNOWN;
+                account_end(t, p, old);
+        }
+        if (!make_room(t, p, call->enter_time)) {
+                p->forgotten++;
+                return;
+        }
+        n = t->free_head;
+        struct req_node *x = &t->nodes[n];
+        t->free_head = x->gnext;
+        bool vectored = iocb_is_vectored(cb);
+        x->r = (struct request) {
+                .pid = call->pid, .submit_tid = call->tid, .ctx = ctx, .iocb = cb->addr, .data = cb->data,
+                .submit_time = call->enter_time, .offset = cb->offset, .submit_known = true,
+                .nbytes = vectored ? cb->iov_total : cb->nbytes,
+                .nbytes_known = !vectored || (cb->iov_state == MEM_OK && cb->iov_counted == cb->nbytes),
+                .opcode = cb->opcode, .reqprio = cb->reqprio, .rw_flags = cb->rw_flags, .flags = cb->flags,
+                .fd = cb->fd, .path_state = PATH_NONE,
+        };
+        if (t->opt.paths) {
+                struct capture_file f = { .fd = cb->fd, .mnt_id = cb->file_mnt_id, .ino = cb->file_ino };
+                fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &x->r.path,
+                              &x->r.path_state);
+        }
+        x->used = true;
+        size_t b = bucket_of(t, call->pid, ctx, cb->addr);
+        x->hnext = t->buckets[b];
+        t->buckets[b] = n;
+        x->gprev = t->newest;
+        x->gnext = NIL;
+        if (t->newest != NIL)
+                t->nodes[t->newest].gnext = n;
+        else
+                t->oldest = n;
+        t->newest = n;
+        x->pprev = p->tail;
+        x->pnext = NIL;
+        if (p->tail != NIL)
+                t->nodes[p->tail].pnext = n;
+        else
+                p->head = n;
+        p->tail = n;
+        t->used++;
+        p->n_inflight++;
+        if (p->n_inflight > p->iv.inflight_max)
+                p->iv.inflight_max = p->n_inflight;
+}
+
+static void match_submit(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t generation) {
+        if (call->ret <= 0)
+                return;
+        uint64_t accepted = (uint64_t) call->ret, read = MIN(accepted, (uint64_t) call->n_items);
+        for (uint64_t i = 0; i < read; i++) {
+                const struct iocb_info *cb = &call->iocbs[i];
+                bool trusted = cb->state == MEM_OK && cb->addr_state == MEM_OK;
+                p->iv.submitted[request_op_index(cb->opcode, trusted)]++;
+                if (trusted)
+                        submit_one(t, p, call, cb, generation);
+                else
+                        p->forgotten++; /* its completion will not be found: that is why */
+        }
+        /* beyond max_iocbs_per_call: submitted, not tracked */
+        p->iv.submitted[REQ_OPS - 1] += accepted - read;
+        p->forgotten += accepted - read;
+}
+
+/* One reaped io_event (or io_cancel's result). */
+static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *call, struct event_info *ev,
+                     bool cancel_result) {
+        ev->fd = -1;
+        if (ev->state != MEM_OK) {
+                p->unidentified++;
+                p->iv.completed[REQ_OPS - 1]++;
+                p->iv.active = true;
+                return;
+        }
+        struct request *r = pending_add(t);
+        if (!r) {
+                t->stats->no_memory++;
+                return;
+        }
+        uint64_t ctx = call->args[0];
+        uint32_t n = node_find(t, call->pid, ctx, ev->obj);
+        if (n == NIL) {
+                *r = (struct request) { .pid = call->pid, .ctx = ctx, .iocb = ev->obj, .data = ev->data,
+                                        .kind = REQ_UNMATCHED };
+                if (p->forgotten > 0)
+                        p->forgotten--;
+        } else {
+                node_remove(t, n, p, r);
+                ev->fd = (int32_t) r->fd;
+                if (r->data != ev->data) {
+                        /* The kernel copies aio_data into the event: a difference means one of the two reads saw
+                         * memory that had already been reused.  Neither is merged into the other. */
+                        ev->data_mismatch = true;
+                        ev->expected_data = r->data;
+                        r->kind = REQ_STALE;
+                        r->event_data = ev->data;
+                } else
+                        r->kind = r->cancel_requested || cancel_result ? REQ_CANCELLED : REQ_COMPLETED;
+        }
+        r->reap_tid = call->tid;
+        r->end_time = call->exit_time;
+        r->end = END_REAPED;
+        r->has_result = true;
+        r->res = ev->res;
+        r->res2 = ev->res2;
+        account_end(t, p, r);
+}
+
+void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation) {
+        if (call->pid == 0)
+                return; /* not a process's call: malformed */
+        struct proc *p = proc_get(t, call->pid, call->comm);
+        if (!p) {
+                t->stats->no_memory++;
+                return;
+        }
+        if (call->comm && call->comm[0] != '?')
+                comm_copy(p->comm, call->comm);
+        p->iv.active = true;
+        t->destroy_ctx = 0;
+        switch (call->syscall) {
+        case AIO_IO_SUBMIT:
+                match_submit(t, p, call, generation);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                for (unsigned i = 0; i < call->n_items; i++)
+                        reap_one(t, p, call, &call->events[i], false);
+                if (call->n_wanted > call->n_items) {
+                        p->unidentified += call->n_wanted - call->n_items;
+                        p->iv.completed[REQ_OPS - 1] += call->n_wanted - call->n_items;
+                }
+                break;
+        case AIO_IO_CANCEL:
+                if (call->ret == 0 && call->n_items == 1) {
+                        /* an old kernel: the result comes back from io_cancel itself */
+                        reap_one(t, p, call, &call->events[0], true);
+                } else if (call->ret == EINPROGRESS_RET && call->enter_seen) {
+                        uint32_t n = node_find(t, call->pid, call->args[0], call->args[1]);
+                        if (n != NIL)
+                                t->nodes[n].r.cancel_requested = true;
+                }
+                break;
+        case AIO_IO_DESTROY:
+                if (call->ret == 0 && call->enter_seen) {
+                        t->destroy_ctx = call->args[0];
+                        t->destroy_pid = call->pid;
+                        t->destroy_time = call->exit_time;
+                }
+                break;
+        default:
+                break;
+        }
+}
+
+/* Every request of pid (of one context, or all when ctx is 0) that will never be reaped. */
+static void abandon(struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t time, enum request_end why) {
+        struct proc *p = proc_find(t, pid);
+        if (!p)
+                return;
+        for (uint32_t n = p->head; n != NIL;) {
+                uint32_t next = t->nodes[n].pnext;
+                if (ctx == 0 || t->nodes[n].r.ctx == ctx) {
+                        struct request r;
+                        node_remove(t, n, p, &r);
+                        comm_copy(r.comm, p->comm);
+                        end_unreaped(t, p, &r, time, why);
+                        emit_request(t, &r);
+                }
+                n = next;
+        }
+}
+
+void tracker_flush(struct tracker *t) {
+        for (size_t i = 0; i < t->n_pending; i++) {
+                struct request *r = &t->pending[i];
+                struct proc *p = proc_find(t, r->pid);
+                comm_copy(r->comm, p ? p->comm : "?");
+                emit_request(t, r);
+        }
+        t->n_pending = 0;
+        if (t->destroy_ctx) {
+                uint64_t ctx = t->destroy_ctx;
+                t->destroy_ctx = 0;
+                abandon(t, t->destroy_pid, ctx, t->destroy_time, END_DESTROY);
+        }
+}
+
+static void emit_summary(struct tracker *t, struct proc *p, uint64_t end, bool last) {
+        uint64_t start = p->interval_start;
+        if (t->cb.summary)
+                t->cb.summary(t->cb.userdata, &(struct proc_summary) {
+                        .pid = p->pid, .comm = p->comm, .start = start, .end = end, .iv = &p->iv,
+                        .inflight = p->n_inflight, .latency = p->latency, .last = last });
+}
+
+static void interval_reset(struct proc *p, uint64_t start) {
+        p->iv = (struct proc_interval) { .inflight_max = p->n_inflight };
+        histogram_reset(p->latency);
+        p->interval_start = start;
+}
+
+void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why) {
+        tracker_flush(t);
+        struct proc *p = proc_find(t, pid);
+        fdpath_forget(&t->paths, pid);
+        if (!p)
+                return;
+        abandon(t, pid, 0, time, why);
+        p = proc_find(t, pid);
+        p->unidentified = 0;
+        p->forgotten = 0;
+        if (why != END_EXIT)
+                return;
+        if (p->iv.active && t->opt.summary_interval_ns)
+                emit_summary(t, p, time, true);
+        proc_remove(t, p);
+}
+
+void tracker_tick(struct tracker *t, uint64_t until) {
+        uint64_t interval = t->opt.summary_interval_ns;
+        if (!interval || until > UINT64_MAX - 2 * interval)
+                return; /* the end (UINT64_MAX), or a time no clock gives: nothing to wrap around */
+        if (t->next_summary == 0) {
+                t->next_summary = until + interval;
+                for (size_t i = 0; i < t->procs_cap; i++)
+                        if (t->procs[i].pid)
+                                t->procs[i].interval_start = until;
+                return;
+        }
+        while (until >= t->next_summary) {
+                uint64_t end = t->next_summary;
+                bool any = false;
+                for (size_t i = 0; i < t->procs_cap;) {
+                        struct proc *p = &t->procs[i];
+                        if (p->pid == 0) {
+                                i++;
+                                continue;
+                        }
+                        if (p->iv.active) {
+                                any = true;
+                                emit_summary(t, p, end, false);
+                        } else if (p->n_inflight == 0) {
+                                /* quiet for a whole interval with nothing in flight: forgotten, to come back
+                                 * fresh if it calls again (a process whose exit was not seen goes this way) */
+                                proc_remove(t, p);
+                                continue; /* another may have shifted into i */
+                        }
+                        interval_reset(p, end);
+                        i++;
+                }
+                t->next_summary += interval;
+                if (!any && until >= t->next_summary) {
+                        /* idle: skip the empty intervals at once */
+                        uint64_t skip = (until - t->next_summary) / interval + 1;
+                        t->next_summary += skip * interval;
+                        for (size_t i = 0; i < t->procs_cap; i++)
+                                if (t->procs[i].pid)
+                                        t->procs[i].interval_start = t->next_summary - interval;
+                }
+        }
+}
+
+void tracker_finish(struct tracker *t, uint64_t now) {
+        tracker_flush(t);
+        if (!t->opt.summary_interval_ns)
+                return;
+        for (size_t i = 0; i < t->procs_cap; i++) {
+                struct proc *p = &t->procs[i];
+                if (p->pid && p->iv.active) {
+                        emit_summary(t, p, now > p->interval_start ? now : p->interval_start, true);
+                        interval_reset(p, now);
+                }
+        }
+}
+
+size_t tracker_inflight(struct tracker *t, uint32_t pid) {
+        const struct proc *p = proc_find(t, pid);
+        return p ? p->n_inflight : 0;
+}
+
+int tracker_init(struct tracker *t, const struct tracker_options *opt, const struct tracker_callbacks *cb,
+                 struct trace_stats *stats) {
+        *t = (struct tracker) {
+                .opt = *opt,
+                .cb = cb ? *cb : (struct tracker_callbacks) {},
+                .stats = stats,
+                .free_head = NIL,
+                .oldest = NIL,
+                .newest = NIL,
+                .nodes_limit = opt->max_inflight ? opt->max_inflight : 1,
+        };
+        if (!t->opt.max_inflight_per_process)
+                t->opt.max_inflight_per_process = t->nodes_limit;
+        /* a call ends at most max_iocbs requests, and its submit may evict or replace as many */
+        t->pending_cap = 2 * (size_t) MAX(opt->max_iocbs_per_call, 1u) + 2;
+        t->pending = calloc(t->pending_cap, sizeof(*t->pending));
+        t->procs_cap = 64;
+        t->procs = calloc(t->procs_cap, sizeof(*t->procs));
+        t->n_buckets = 64;
+        t->buckets = malloc(t->n_buckets * sizeof(*t->buckets));
+        if (!t->pending || !t->procs || !t->buckets ||
+            fdpath_cache_init(&t->paths, 4096, opt->proc_root) < 0) {
+                tracker_done(t);
+                return -ENOMEM;
+        }
+        for (size_t b = 0; b < t->n_buckets; b++)
+                t->buckets[b] = NIL;
+        t->nodes_cap = 0;
+        /* the first nodes, then doubling as requests pile up */
+        size_t first = MIN(t->nodes_limit, (size_t) 1024);
+        t->nodes = malloc(first * sizeof(*t->nodes));
+        if (!t->nodes) {
+                tracker_done(t);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < first; i++)
+                t->nodes[i] = (struct req_node) { .gnext = i + 1 < first ? (uint32_t) (i + 1) : NIL };
+        t->free_head = 0;
+        t->nodes_cap = first;
+        return 0;
+}
+
+void tracker_done(struct tracker *t) {
+        for (size_t i = 0; t->nodes && i < t->nodes_cap; i++)
+                if (t->nodes[i].used)
+                        path_str_unref(t->nodes[i].r.path);
+        for (size_t i = 0; t->pending && i < t->n_pending; i++)
+                path_str_unref(t->pending[i].path);
+        for (size_t i = 0; t->procs && i < t->procs_cap; i++)
+                if (t->procs[i].pid)
+                        free(t->procs[i].latency);
+        free(t->nodes);
+        free(t->buckets);
+        free(t->procs);
+        free(t->pending);
+        if (t->paths.slots)
+                fdpath_cache_done(&t->paths);
+        *t = (struct tracker) {};
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "fdpath.h"
+#include "histogram.h"
+
+/* How a request ended, as its record says. */
+enum request_kind {
+        REQ_COMPLETED, /* reaped by io_getevents / io_pgetevents */
+        REQ_CANCELLED, /* io_cancel asked for it, then it was reaped (or io_cancel returned its result) */
+        REQ_ABANDONED, /* never reaped: its context destroyed, its process gone, or evicted from a full table */
+        REQ_STALE,     /* reaped, but the completion's data is not what was submitted: not merged */
+        REQ_UNMATCHED, /* reaped, but never seen submitted (or its submit could not be read) */
+        REQ_UNKNOWN,   /* never seen reaped while completions of its process could not be read: it may have been */
+        _REQ_KIND_MAX,
+};
+
+/* Why a request was abandoned. */
+enum request_end {
+        END_REAPED,
+        END_DESTROY,
+        END_EXIT,
+        END_EXEC,
+        END_EVICTED,
+        END_RESUBMITTED, /* its iocb was submitted again: the completion in between was not seen */
+        _END_MAX,
+};
+
+const char *request_kind_name(enum request_kind k);
+const char *request_end_name(enum request_end e);
+
+/* One request, from its io_submit to its end: what the tracker keeps and what a request record says. */
+struct request {
+        uint32_t pid;
+        uint32_t submit_tid;
+        uint32_t reap_tid; /* 0: not reaped */
+        uint64_t ctx;
+        uint64_t iocb;
+        uint64_t data;         /* aio_data at submit */
+        uint64_t submit_time;  /* io_submit's enter (CLOCK_MONOTONIC ns) */
+        uint64_t end_time;     /* the reaping call's exit, or when it was abandoned */
+        int64_t offset;
+        uint64_t nbytes; /* for preadv/pwritev the iovecs' total, when known */
+        bool nbytes_known;
+        bool submit_known; /* false for an unmatched completion: only ctx, iocb and the result are known */
+        bool cancel_requested;
+        bool has_result;
+        uint16_t opcode;
+        int16_t reqprio;
+        int32_t rw_flags;
+        uint32_t flags;
+        uint32_t fd;
+        struct path_str *path;
+        enum path_state path_state;
+        int64_t res;
+        int64_t res2;
+        uint64_t event_data; /* a stale completion: the data it carried */
+        enum request_kind kind;
+        enum request_end end;
+        char comm[16];
+};
+
+/* Opcodes by index for the per-op counts: IOCB_CMD_* 0..8, and one for any other (or unknown). */
+#define REQ_OPS 10
+unsigned request_op_index(uint16_t opcode, bool known);
+const char *request_op_index_name(unsigned i);
+
+/* What one process did in one interval. */
+struct proc_interval {
+        uint64_t submitted[REQ_OPS];
+        uint64_t completed[REQ_OPS];
+        uint64_t bytes_read;
+        uint64_t bytes_written;
+        uint64_t errors; /* completions with a negative result */
+        uint64_t cancelled;
+        uint64_t abandoned;
+        uint64_t stale;
+        uint64_t unmatched;
+        uint64_t unknown;
+        uint32_t inflight_max;
+        bool active;
+};
+
+struct proc_summary {
+        uint32_t pid;
+        const char *comm;
+        uint64_t start; /* the interval, CLOCK_MONOTONIC ns */
+        uint64_t end;
+        const struct proc_interval *iv;
+        uint32_t inflight; /* at the end */
+        const struct histogram *latency;
+        bool last; /* the process ended (or tracing did) */
+};
+
+struct tracker_callbacks {
+        void (*request)(void *userdata, const struct request *r);
+        void (*summary)(void *userdata, const struct proc_summary *s);
+        void *userdata;
+};
+
+struct tracker_options {
+        size_t max_inflight;             /* in total */
+        size_t max_inflight_per_process;
+        unsigned max_iocbs_per_call;
+        uint64_t summary_interval_ns;
+        bool paths; /* look up each request's file path */
+        const char *proc_root;
+};
+
+struct req_node;
+struct proc;
+
+/* Requests in flight keyed by (process, context, iocb address), and per-process counters; bounded, with no
+ * allocation per request (nodes and processes come from arrays that grow by doubling). */
+struct tracker {
+        struct tracker_options opt;
+        struct tracker_callbacks cb;
+        struct trace_stats *stats;
+        struct fdpath_cache paths;
+
+        struct req_node *nodes;
+        size_t nodes_cap, nodes_limit;
+        uint32_t free_head;
+        uint32_t oldest, newest; /* every request in submit order */
+        uint32_t *buckets;
+        size_t n_buckets; /* a power of two */
+        size_t used;
+
+        struct proc *procs;
+        size_t procs_cap; /* a power of two */
+        size_t procs_used;
+
+        struct request *pending; /* ended during the call being handled, emitted after it */
+        size_t n_pending, pending_cap;
+        uint64_t destroy_ctx; /* io_destroy of the call being handled: its requests are abandoned after it */
+        uint32_t destroy_pid;
+        uint64_t destroy_time;
+
+        uint64_t next_summary; /* 0: not started */
+};
+
+int tracker_init(struct tracker *t, const struct tracker_options *opt, const struct tracker_callbacks *cb,
+                 struct trace_stats *stats);
+void tracker_done(struct tracker *t);
+
+/* A call whose memory was read: remember what it submitted, match what it reaped or cancelled (each event gets
+ * its submit's fd, or is marked when its data disagrees), and note what ends.  The requests that ended are
+ * handed over by tracker_flush(), after the call itself was written.  generation: the engine's drain count. */
+void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation);
+void tracker_flush(struct tracker *t);
+
+/* A process exited (every request of it abandoned, its last summary written) or exec'd (its contexts are gone
+ * with its old memory). */
+void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why);
+
+/* Summaries of every interval that ended by `until`, for each process that did AIO in it. */
+void tracker_tick(struct tracker *t, uint64_t until);
+/* At the end of tracing: the summaries of the interval in progress. */
+void tracker_finish(struct tracker *t, uint64_t now);
+
+/* Requests of a process in flight now (tests). */
+size_t tracker_inflight(struct tracker *t, uint32_t pid);

@@ -1,0 +1,102 @@
+#!/bin/bash
+# Request records and summaries against the real kernel, compared with the workload's own ground truth: every
+# request once, as what became of it, with its file's path and a latency inside the workload's own measure; the
+# summaries adding up to what the workload did.  With both sources of the traced memory.
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+
+compare_requests() {
+        "$PYTHON3" "$top_srcdir/tests/compare_requests.py" "$@" || fail "requests differ from the ground truth"
+}
+compare_calls() {
+        "$PYTHON3" "$top_srcdir/tests/compare.py" "$@" || fail "trace differs from the ground truth"
+}
+
+mkdir -p "$T/w1"
+ALL='records = [ "syscalls", "requests", "summary" ];'
+
+scenarios() { # CAPTURE: bpf or remote-read
+        local cap=$1 C="$T/$1"
+        # With the capture every request is exact; read afterwards, what could not be vouched for is marked (a
+        # path looked up afterwards always is), but a calm workload still gets every request's record.
+        local exact=--complete
+        [ "$cap" = bpf ] && exact=--strict
+
+        echo "== $cap 1. every kind of request, an fd closed and reused, summaries every second"
+        write_config "$C.calm.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
+                'drain_interval_ms = 5;' "$ALL" 'summary_interval = 1;'
+        start_daemon "$C.calm.conf" "$C.calm.out"
+        "$WORKLOAD" --comm aio-requests --truth "$C.calm.truth" --dir "$T/w1" --pause-us 70000 --linger-ms 300 || fail "workload failed"
+        stop_daemon "$C.calm.out"
+        compare_calls --trace "$C.calm.out" --truth "$C.calm.truth" ${exact/--complete/}
+        compare_requests --trace "$C.calm.out" --truth "$C.calm.truth" $exact
+        grep -q '^\[aio-requests - [0-9]*\] request completed: op = pwrite, fd = [0-9]*, path = [^,]*/c\.dat' \
+                "$C.calm.out" || fail "no request names the file the reused fd opened"
+        [ "$(grep -c '^\[aio-requests - [0-9]*\] summary over ' "$C.calm.out")" -ge 2 ] ||
+                fail "fewer than two summaries over a run of more than a second"  # 19 calls, 70 ms apart
+        grep '^\[stats\]' "$C.calm.out"
+
+        echo "== $cap 2. more in flight than a process may have: the oldest evicted, said so, the rest at io_destroy"
+        write_config "$C.burst.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
+                'drain_interval_ms = 5;' "$ALL" 'max_inflight_per_process = 4;'
+        start_daemon "$C.burst.conf" "$C.burst.out"
+        "$WORKLOAD" --comm aio-requests --burst 10 --truth "$C.burst.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 100 ||
+                fail "workload failed"
+        stop_daemon "$C.burst.out"
+        compare_requests --trace "$C.burst.out" --truth "$C.burst.truth" --per-process 4 $exact
+        [ "$(grep -c 'request abandoned (evicted)' "$C.burst.out")" = 6 ] ||
+                fail "not 6 requests evicted"
+        grep -q '^\[stats\].* evicted = 6,' "$C.burst.out" || fail "the stats do not count 6 evicted"
+
+        echo "== $cap 3. a process killed with requests in flight: they end with it"
+        write_config "$C.kill.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
+                'drain_interval_ms = 5;' "$ALL"
+        start_daemon "$C.kill.conf" "$C.kill.out"
+        coproc HOLD { exec "$WORKLOAD" --comm aio-requests --hold --truth "$C.kill.truth" --dir "$T/w1"; }
+        local hold_pid=$HOLD_PID line
+        read -r line <&"${HOLD[0]}"
+        [ "$line" = holding ] || fail "hold workload did not start"
+        sleep 0.2
+        kill -9 "$hold_pid"
+        wait "$hold_pid" 2>/dev/null
+        sleep 0.1
+        stop_daemon "$C.kill.out"
+        compare_requests --trace "$C.kill.out" --truth "$C.kill.truth" --killed $exact
+        [ "$(grep -c 'request abandoned (process exit)' "$C.kill.out")" = 4 ] || fail "not 4 requests ended with the process"
+
+        echo "== $cap 4. real programs' idiom at full speed, as JSON lines: every request, summaries exact"
+        write_config "$C.idiom.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
+                'ring_pages = 8192;' 'records = [ "requests", "summary" ];' 'summary_interval = 1;' \
+                'output = { format = "json"; };'
+        start_daemon_json "$C.idiom.conf" "$C.idiom.json"
+        "$WORKLOAD" --comm aio-requests --idiom 4 --rounds 2000 --truth "$C.idiom.truth" --dir "$T/w1" --linger-ms 300 ||
+                fail "workload failed"
+        stop_daemon_json "$C.idiom.json"
+        compare_requests --format json --trace "$C.idiom.json" --truth "$C.idiom.truth" ${exact/--complete/}
+        "$PYTHON3" -c 'import json, sys
+for line in open(sys.argv[1]):
+    json.loads(line)' "$C.idiom.json" || fail "a JSON line does not parse"
+}
+
+# JSON on standard output: the started line is a JSON object, not text.
+start_daemon_json() {
+        "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
+        DAEMON_PID=$!
+        for _ in $(seq 500); do
+                grep -q '"message":"\[info\] tracking aio starts' "$2" 2>/dev/null && return 0
+                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$2.err"; fail "aiotraced exited at start"; }
+                sleep 0.01
+        done
+        fail "aiotraced did not start within 5 s"
+}
+stop_daemon_json() {
+        kill -INT "$DAEMON_PID"
+        wait "$DAEMON_PID"
+        local rc=$?
+        DAEMON_PID=
+        [ "$rc" = 0 ] || { cat "$1.err"; fail "aiotraced exited with $rc"; }
+}
+
+scenarios bpf
+scenarios remote-read
+echo PASS

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Paths of fds through the real /proc, on this process's own fds: an fd closed and reused for another file is
+ * told apart from the file the kernel saw during the call, never named with the old or the new path. */
+#include "fdpath.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static int open_at(const char *dir, const char *name, int want_fd) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, want_fd) < 0)
+                return -1;
+        close(fd);
+        return want_fd;
+}
+
+int main(void) {
+        char dir[] = "/tmp/test-fdpath.XXXXXX";
+        if (!mkdtemp(dir))
+                return 99;
+        char path_a[4200], path_b[4200];
+        snprintf(path_a, sizeof(path_a), "%s/a.dat", dir);
+        snprintf(path_b, sizeof(path_b), "%s/b, \"odd\".dat", dir);
+        uint32_t pid = (uint32_t) getpid();
+        const int fd = 77;
+
+        CHECK_EQ(open_at(dir, "a.dat", fd), fd);
+        struct path_str *p = NULL;
+        uint32_t mnt_a, mnt_b;
+        uint64_t ino_a, ino_b;
+        CHECK_EQ(fdpath_resolve("/proc", pid, fd, &p, &mnt_a, &ino_a), 0);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        CHECK(mnt_a != 0 && ino_a != 0);
+        path_str_unref(p);
+
+        struct fdpath_cache c;
+        CHECK_EQ(fdpath_cache_init(&c, 64, "/proc"), 0);
+        struct capture_file during_a = { .fd = fd, .mnt_id = mnt_a, .ino = ino_a };
+        enum path_state st;
+        fdpath_lookup(&c, pid, fd, &during_a, 1, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        path_str_unref(p);
+        /* cached: no new lookup */
+        uint64_t lookups = c.lookups;
+        fdpath_lookup(&c, pid, fd, &during_a, 2, &p, &st);
+        CHECK_EQ(c.lookups, lookups);
+        CHECK_EQ(st, PATH_OK);
+        path_str_unref(p);
+
+        /* the fd closed and reused for another file */
+        close(fd);
+        CHECK_EQ(open_at(dir, "b, \"odd\".dat", fd), fd);
+        CHECK_EQ(fdpath_resolve("/proc", pid, fd, &p, &mnt_b, &ino_b), 0);
+        path_str_unref(p);
+        CHECK(ino_b != ino_a);
+        struct capture_file during_b = { .fd = fd, .mnt_id = mnt_b, .ino = ino_b };
+        /* a request submitted on b: the cache holds a, the capture says b: looked up again, b */
+        fdpath_lookup(&c, pid, fd, &during_b, 3, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_b);
+        path_str_unref(p);
+        /* a request submitted on a, decoded only now that the fd names b: neither path is given */
+        fdpath_lookup(&c, pid, fd, &during_a, 4, &p, &st);
+        CHECK_EQ(st, PATH_REUSED);
+        CHECK(p == NULL);
+
+        /* without a capture: unverified, looked up at most once per generation */
+        fdpath_lookup(&c, pid, fd, NULL, 5, &p, &st);
+        CHECK_EQ(st, PATH_UNVERIFIED);
+        CHECK_STR(p ? p->s : NULL, path_b);
+        path_str_unref(p);
+        lookups = c.lookups;
+        fdpath_lookup(&c, pid, fd, NULL, 5, &p, &st);
+        CHECK_EQ(c.lookups, lookups);
+        path_str_unref(p);
+        close(fd);
+        CHECK_EQ(open_at(dir, "a.dat", fd), fd);
+        fdpath_lookup(&c, pid, fd, NULL, 6, &p, &st);
+        CHECK_EQ(c.lookups, lookups + 1);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        path_str_unref(p);
+
+        /* closed since the call: the cache still knows the file the call used */
+        close(fd);
+        fdpath_lookup(&c, pid, fd, &during_a, 7, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        path_str_unref(p);
+        /* an fd never seen, closed before it could be looked up; a process that does not exist */
+        fdpath_lookup(&c, pid, fd + 1, &during_a, 7, &p, &st);
+        CHECK_EQ(st, PATH_GONE);
+        CHECK(p == NULL);
+        fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 8, &p, &st);
+        CHECK_EQ(st, PATH_GONE);
+
+        /* a cached path outlives the cache entry for whoever holds it */
+        CHECK_EQ(open_at(dir, "a.dat", fd), fd);
+        fdpath_lookup(&c, pid, fd, NULL, 9, &p, &st);
+        fdpath_forget(&c, pid);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        path_str_unref(p);
+        close(fd);
+
+        fdpath_cache_done(&c);
+        unlink(path_a);
+        unlink(path_b);
+        rmdir(dir);
+        return test_result("test-fdpath");
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The request tracker on calls built by hand: every request ends exactly once, as what it is; the bounds evict
+ * the oldest; summaries count what the calls did; and a random mix of calls against a plain model. */
+#include "requests.h"
+
+#include <unistd.h>
+
+#include "config.h"
+#include "test.h"
+
+#define MAX_RECORDS 4096
+
+static struct request got[MAX_RECORDS];
+static size_t n_got;
+static struct proc_interval sums[64];
+static struct proc_summary sum_meta[64];
+static uint64_t sum_lat_count[64], sum_p50[64];
+static size_t n_sums;
+
+static void on_request(void *userdata, const struct request *r) {
+        if (n_got < MAX_RECORDS)
+                got[n_got++] = *r; /* the path is released after this call: not kept */
+}
+
+static void on_summary(void *userdata, const struct proc_summary *s) {
+        if (n_sums < 64) {
+                sums[n_sums] = *s->iv;
+                sum_meta[n_sums] = *s;
+                sum_lat_count[n_sums] = s->latency->count;
+                sum_p50[n_sums] = histogram_percentile(s->latency, 50);
+                n_sums++;
+        }
+}
+
+static struct iocb_info iocbs[256];
+static struct event_info events[256];
+
+static struct tracker t;
+static struct trace_stats stats;
+
+static void setup(size_t max_inflight, size_t per_process, uint64_t interval) {
+        struct tracker_options o = { .max_inflight = max_inflight, .max_inflight_per_process = per_process,
+                                     .max_iocbs_per_call = 256, .summary_interval_ns = interval,
+                                     .proc_root = "/nonexistent" };
+        struct tracker_callbacks cb = { .request = on_request, .summary = on_summary };
+        stats = (struct trace_stats) {};
+        n_got = n_sums = 0;
+        CHECK_EQ(tracker_init(&t, &o, &cb, &stats), 0);
+}
+
+static uint64_t iocb_addr(uint32_t i) {
+        return 0x10000 + 64ull * i;
+}
+
+static void submit(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, unsigned n, uint16_t op) {
+        for (unsigned k = 0; k < n; k++)
+                iocbs[k] = (struct iocb_info) { .addr = iocb_addr(first + k), .addr_state = MEM_OK, .state = MEM_OK,
+                                                .data = first + k, .opcode = op, .fd = 3 + (first + k) % 4,
+                                                .nbytes = 4096, .offset = 4096 * (int64_t) (first + k) };
+        struct aio_call c = { .syscall = AIO_IO_SUBMIT, .pid = pid, .tid = pid + 1, .comm = "proc",
+                              .enter_time = time, .exit_time = time + 10, .enter_seen = true,
+                              .args = { ctx, n, 0x5000 }, .ret = n, .iocbs = iocbs, .n_items = n, .n_wanted = n };
+        tracker_match(&t, &c, 0);
+        tracker_flush(&t);
+}
+
+/* Reap iocbs first .. first+n-1 (data as submitted unless `data` says otherwise). */
+static void reap(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, unsigned n, int64_t res,
+                 const uint64_t *data) {
+        for (unsigned k = 0; k < n; k++)
+                events[k] = (struct event_info) { .state = MEM_OK, .obj = iocb_addr(first + k),
+                                                  .data = data ? data[k] : first + k, .res = res };
+        struct aio_call c = { .syscall = AIO_IO_GETEVENTS, .pid = pid, .tid = pid + 2, .comm = "proc",
+                              .enter_time = time - 5, .exit_time = time, .enter_seen = true,
+                              .args = { ctx, 1, n }, .ret = n, .events = events, .n_items = n, .n_wanted = n };
+        tracker_match(&t, &c, 0);
+        tracker_flush(&t);
+}
+
+static void simple_call(enum aio_syscall sc, uint32_t pid, uint64_t time, uint64_t a0, uint64_t a1, int64_t ret) {
+        struct aio_call c = { .syscall = sc, .pid = pid, .tid = pid, .comm = "proc", .enter_time = time - 1,
+                              .exit_time = time, .enter_seen = true, .args = { a0, a1 }, .ret = ret,
+                              .events = events };
+        tracker_match(&t, &c, 0);
+        tracker_flush(&t);
+}
+
+static size_t count_kind(enum request_kind k, enum request_end e) {
+        size_t n = 0;
+        for (size_t i = 0; i < n_got; i++)
+                n += got[i].kind == k && (k != REQ_ABANDONED || got[i].end == e);
+        return n;
+}
+
+static void test_lifecycle(void) {
+        setup(1024, 1024, 0);
+        /* two processes, two contexts each */
+        submit(100, 0xa, 1000, 0, 8, 0);
+        submit(100, 0xb, 1100, 8, 8, 1);
+        submit(200, 0xa, 1200, 16, 8, 0);
+        CHECK_EQ(t.used, 24);
+        CHECK_EQ(tracker_inflight(&t, 100), 16);
+
+        reap(100, 0xa, 5000, 0, 4, 4096, NULL);
+        CHECK_EQ(n_got, 4);
+        for (size_t i = 0; i < 4; i++) {
+                CHECK_EQ(got[i].kind, REQ_COMPLETED);
+                CHECK_EQ(got[i].iocb, iocb_addr((uint32_t) i));
+                CHECK_EQ(got[i].data, i);
+                CHECK_EQ(got[i].end_time - got[i].submit_time, 4000);
+                CHECK_EQ(got[i].submit_tid, 101);
+                CHECK_EQ(got[i].reap_tid, 102);
+                CHECK_EQ(got[i].fd, 3 + i % 4);
+                CHECK_EQ(got[i].offset, 4096 * i);
+                CHECK_STR(got[i].comm, "proc");
+        }
+        /* the same iocb in another context of the same process is another request */
+        reap(100, 0xb, 5100, 0, 1, 0, NULL);
+        CHECK_EQ(got[4].kind, REQ_UNMATCHED);
+        CHECK(!got[4].submit_known);
+
+        /* data that disagrees with the submit: stale, not merged */
+        uint64_t wrong = 0xdead;
+        reap(100, 0xa, 5200, 4, 1, 4096, &wrong);
+        CHECK_EQ(got[5].kind, REQ_STALE);
+        CHECK_EQ(got[5].event_data, 0xdead);
+        CHECK_EQ(got[5].data, 4);
+        CHECK(events[0].data_mismatch && events[0].expected_data == 4);
+
+        /* io_cancel in progress, then the completion: cancelled */
+        simple_call(AIO_IO_CANCEL, 100, 5300, 0xa, iocb_addr(5), -115);
+        reap(100, 0xa, 5400, 5, 1, -125, NULL);
+        CHECK_EQ(got[6].kind, REQ_CANCELLED);
+        CHECK_EQ(got[6].res, -125);
+
+        /* io_destroy of (100, 0xa): exactly its last two requests; 0xb stays */
+        n_got = 0;
+        simple_call(AIO_IO_DESTROY, 100, 6000, 0xa, 0, 0);
+        CHECK_EQ(n_got, 2);
+        CHECK_EQ(count_kind(REQ_ABANDONED, END_DESTROY), 2);
+        CHECK_EQ(got[0].end_time - got[0].submit_time, 5000);
+        CHECK_EQ(tracker_inflight(&t, 100), 8);
+        /* a failed io_destroy abandons nothing */
+        simple_call(AIO_IO_DESTROY, 100, 6100, 0xb, 0, -22);
+        CHECK_EQ(n_got, 2);
+
+        /* the process exits: the rest of it */
+        n_got = 0;
+        tracker_process_end(&t, 100, 7000, END_EXIT);
+        CHECK_EQ(count_kind(REQ_ABANDONED, END_EXIT), 8);
+        CHECK_EQ(tracker_inflight(&t, 100), 0);
+        CHECK_EQ(tracker_inflight(&t, 200), 8);
+        /* exec: its contexts go, the process stays */
+        n_got = 0;
+        tracker_process_end(&t, 200, 7100, END_EXEC);
+        CHECK_EQ(count_kind(REQ_ABANDONED, END_EXEC), 8);
+        CHECK_EQ(t.used, 0);
+
+        /* pid 0 is no process: nothing kept, nothing ended, no hang */
+        n_got = 0;
+        submit(0, 0xa, 8000, 900, 2, 0);
+        tracker_process_end(&t, 0, 8100, END_EXIT);
+        CHECK_EQ(n_got, 0);
+        CHECK_EQ(tracker_inflight(&t, 0), 0);
+
+        CHECK_EQ(stats.completed, 5);
+        CHECK_EQ(stats.cancelled, 1);
+        CHECK_EQ(stats.stale, 1);
+        CHECK_EQ(stats.unmatched, 1);
+        CHECK_EQ(stats.abandoned, 18);
+        tracker_done(&t);
+}
+
+static void test_bounds(void) {
+        /* per process: the process's oldest goes */
+        setup(1024, 4, 0);
+        submit(100, 0xa, 1000, 0, 8, 0);
+        submit(200, 0xa, 1000, 100, 3, 0);
+        CHECK_EQ(n_got, 4);
+        for (size_t i = 0; i < 4; i++) {
+                CHECK_EQ(got[i].kind, REQ_ABANDONED);
+                CHECK_EQ(got[i].end, END_EVICTED);
+                CHECK_EQ(got[i].iocb, iocb_addr((uint32_t) i));
+        }
+        CHECK_EQ(tracker_inflight(&t, 100), 4);
+        CHECK_EQ(tracker_inflight(&t, 200), 3);
+        CHECK_EQ(stats.evicted, 4);
+        /* the completion of an evicted request: unmatched, and said why */
+        n_got = 0;
+        reap(100, 0xa, 2000, 0, 1, 0, NULL);
+        CHECK_EQ(got[0].kind, REQ_UNMATCHED);
+        tracker_done(&t);
+
+        /* in total: the oldest of all goes, whoever it belongs to; nodes grow up to the bound and no further */
+        setup(2000, 4000, 0);
+        for (uint32_t i = 0; i < 3000; i += 100)
+                submit(1 + i % 7, 0xa, 1000 + i, i, 100, 0);
+        CHECK_EQ(t.used, 2000);
+        CHECK_EQ(n_got, 1000);
+        CHECK_EQ(got[0].iocb, iocb_addr(0));
+        CHECK_EQ(got[999].iocb, iocb_addr(999));
+        CHECK(t.nodes_cap == 2000);
+        tracker_done(&t);
+}
+
+static void test_unidentified(void) {
+        setup(1024, 1024, 0);
+        submit(100, 0xa, 1000, 0, 4, 0);
+        /* two completions the reader could not read, then the context goes: two requests may have been them */
+        events[0] = (struct event_info) { .state = MEM_FAULT };
+        events[1] = (struct event_info) { .state = MEM_STALE };
+        struct aio_call c = { .syscall = AIO_IO_GETEVENTS, .pid = 100, .tid = 100, .comm = "proc", .enter_time = 1500,
+                              .exit_time = 1600, .enter_seen = true, .args = { 0xa }, .ret = 2, .events = events,
+                              .n_items = 2, .n_wanted = 2 };
+        tracker_match(&t, &c, 0);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 0);
+        simple_call(AIO_IO_DESTROY, 100, 2000, 0xa, 0, 0);
+        CHECK_EQ(count_kind(REQ_UNKNOWN, 0), 2);
+        CHECK_EQ(count_kind(REQ_ABANDONED, END_DESTROY), 2);
+
+        /* an iocb submitted again while the tracker still has it: its end was not seen */
+        n_got = 0;
+        submit(100, 0xb, 3000, 50, 1, 1);
+        submit(100, 0xb, 4000, 50, 1, 1);
+        CHECK_EQ(n_got, 1);
+        CHECK_EQ(got[0].kind, REQ_UNKNOWN);
+        CHECK_EQ(got[0].end, END_RESUBMITTED);
+        CHECK_EQ(tracker_inflight(&t, 100), 1);
+        tracker_done(&t);
+}
+
+static void test_summaries(void) {
+        setup(1024, 1024, 1000000); /* 1 ms intervals */
+        tracker_tick(&t, 10000000);  /* starts the clock: the first interval ends at 11 ms */
+        submit(100, 0xa, 10100000, 0, 4, 0);  /* 4 preads */
+        submit(100, 0xa, 10200000, 4, 2, 1);  /* 2 pwrites */
+        reap(100, 0xa, 10300000, 0, 4, 4096, NULL);
+        reap(100, 0xa, 10400000, 4, 1, 512, NULL);
+        reap(100, 0xa, 10500000, 5, 1, -28, NULL);
+        submit(200, 0xa, 10600000, 100, 1, 2);
+        tracker_tick(&t, 10999999);
+        CHECK_EQ(n_sums, 0);
+        tracker_tick(&t, 11000000);
+        CHECK_EQ(n_sums, 2);
+        const struct proc_interval *a = sum_meta[0].pid == 100 ? &sums[0] : &sums[1];
+        size_t ia = sum_meta[0].pid == 100 ? 0 : 1;
+        CHECK_EQ(a->submitted[0], 4);
+        CHECK_EQ(a->submitted[1], 2);
+        CHECK_EQ(a->completed[0], 4);
+        CHECK_EQ(a->completed[1], 2);
+        CHECK_EQ(a->bytes_read, 4 * 4096);
+        CHECK_EQ(a->bytes_written, 512);
+        CHECK_EQ(a->errors, 1);
+        CHECK_EQ(a->inflight_max, 6);
+        CHECK_EQ(sum_meta[ia].inflight, 0);
+        CHECK_EQ(sum_meta[ia].end - sum_meta[ia].start, 1000000);
+        CHECK_EQ(sum_lat_count[ia], 6);
+        CHECK_EQ(sum_p50[ia], 200000); /* 4 x 200 us, 200 us, 300 us */
+        CHECK(!sum_meta[ia].last);
+        /* idle for a long time: no empty summaries on the way; the quiet process is forgotten, the one with a
+         * request in flight is kept */
+        n_sums = 0;
+        tracker_tick(&t, 500000000);
+        CHECK_EQ(n_sums, 0);
+        CHECK_EQ(t.procs_used, 1);
+        CHECK_EQ(tracker_inflight(&t, 200), 1);
+        CHECK(t.next_summary > 500000000 && t.next_summary <= 501000000);
+        /* its end: the last summary, for the part of the interval it lived */
+        tracker_process_end(&t, 200, 500500000, END_EXIT);
+        CHECK_EQ(n_sums, 1);
+        CHECK(sum_meta[0].last);
+        CHECK_EQ(sum_meta[0].pid, 200);
+        CHECK_EQ(sums[0].abandoned, 1);
+        CHECK_EQ(sum_meta[0].end - sum_meta[0].start, 500000);
+        tracker_done(&t);
+}
+
+/* A random mix of submits, reaps, destroys and exits against a list of what is in flight. */
+struct model_req {
+        uint32_t pid;
+        uint64_t ctx;
+        uint32_t iocb;
+};
+
+static void test_model(void) {
+        enum { LIMIT = 300, PER = 120 };
+        setup(LIMIT, PER, 0);
+        static struct model_req live[LIMIT + 256];
+        size_t n_live = 0;
+        uint32_t next_iocb = 0;
+        uint64_t time = 1000;
+        srand(7);
+        size_t ended = 0, submitted = 0;
+        for (int step = 0; step < 20000; step++) {
+                time += 10;
+                int what = rand() % 100;
+                uint32_t pid = 1 + (uint32_t) (rand() % 3);
+                uint64_t ctx = 0x10 + (uint64_t) (rand() % 2);
+                size_t before = n_got;
+                if (what < 50) {
+                        unsigned n = 1 + (unsigned) (rand() % 16);
+                        submit(pid, ctx, time, next_iocb, n, 0);
+                        /* the model evicts as the tracker must: the process's oldest, else the oldest of all */
+                        for (unsigned k = 0; k < n; k++) {
+                                size_t mine = 0, oldest_mine = SIZE_MAX;
+                                for (size_t i = 0; i < n_live; i++)
+                                        if (live[i].pid == pid) {
+                                                mine++;
+                                                if (oldest_mine == SIZE_MAX)
+                                                        oldest_mine = i;
+                                        }
+                                size_t victim = mine >= PER ? oldest_mine : n_live >= LIMIT ? 0 : SIZE_MAX;
+                                if (victim != SIZE_MAX) {
+                                        memmove(&live[victim], &live[victim + 1], (n_live - victim - 1) * sizeof(*live));
+                                        n_live--;
+                                }
+                                live[n_live++] = (struct model_req) { pid, ctx, next_iocb + k };
+                        }
+                        next_iocb += n;
+                        submitted += n;
+                } else if (what < 90 && n_live) {
+                        /* reap one live request */
+                        struct model_req m = live[(size_t) rand() % n_live];
+                        uint32_t first = m.iocb;
+                        reap(m.pid, m.ctx, time, first, 1, 0, NULL);
+                        CHECK_EQ(n_got - before, 1);
+                        CHECK(n_got > before && got[n_got - 1].kind == REQ_COMPLETED);
+                        for (size_t i = 0; i < n_live; i++)
+                                if (live[i].pid == m.pid && live[i].ctx == m.ctx && live[i].iocb == first) {
+                                        memmove(&live[i], &live[i + 1], (n_live - i - 1) * sizeof(*live));
+                                        n_live--;
+                                        break;
+                                }
+                } else if (what < 97) {
+                        simple_call(AIO_IO_DESTROY, pid, time, ctx, 0, 0);
+                        size_t k = 0;
+                        for (size_t i = 0; i < n_live; i++)
+                                if (!(live[i].pid == pid && live[i].ctx == ctx))
+                                        live[k++] = live[i];
+                        CHECK_EQ(n_got - before, n_live - k);
+                        n_live = k;
+                } else {
+                        tracker_process_end(&t, pid, time, END_EXIT);
+                        size_t k = 0;
+                        for (size_t i = 0; i < n_live; i++)
+                                if (live[i].pid != pid)
+                                        live[k++] = live[i];
+                        CHECK_EQ(n_got - before, n_live - k);
+                        n_live = k;
+                }
+                ended += n_got - before;
+                n_got = 0;
+                CHECK_EQ(t.used, n_live);
+                for (uint32_t p = 1; p <= 3; p++) {
+                        size_t mine = 0;
+                        for (size_t i = 0; i < n_live; i++)
+                                mine += live[i].pid == p;
+                        CHECK_EQ(tracker_inflight(&t, p), mine);
+                }
+                if (test_failures)
+                        break;
+        }
+        /* every request ended exactly once, or is still in flight */
+        CHECK_EQ(ended + n_live, submitted);
+        tracker_done(&t);
+}
+
+int main(void) {
+        test_lifecycle();
+        test_bounds();
+        test_unidentified();
+        test_summaries();
+        test_model();
+        return test_result("test-requests");
+}
