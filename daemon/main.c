@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
@@ -57,6 +59,9 @@ struct daemon {
         uint32_t *tids; /* threads of watched pids: the kernel filter's common_pid list */
         size_t n_tids, cap_tids;
         uint64_t follow_failed;
+        FILE *dump; /* --dump: every record read, for tests/bench-replay */
+        struct rusage ready_usage; /* when tracing began: what starting cost is not what tracing costs */
+        uint64_t dump_failed;
 };
 
 static void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -199,17 +204,63 @@ static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
         emit_info(d, "following thread %u of pid %u (created by %u)", child, tgid, parent);
 }
 
+static void on_record(void *userdata, const struct perf_event_header *h) {
+        struct daemon *d = userdata;
+        if (fwrite(h, h->size, 1, d->dump) != 1)
+                d->dump_failed++;
+}
+
+/* The dump: a header naming the events by their ids on this kernel, so a replay can map them to its own
+ * formats; then the records as the rings held them. */
+static int dump_open(struct daemon *d, const char *path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        d->dump = fdopen(fd, "w");
+        if (!d->dump) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        fprintf(d->dump, "AIOTDUMP 1\n");
+        for (size_t i = 0; i < d->events->n_events; i++)
+                fprintf(d->dump, "event %s %s %d\n", d->events->events[i].system, d->events->events[i].name,
+                        d->events->events[i].tp_id);
+        fprintf(d->dump, "records\n");
+        return 0;
+}
+
 static void on_emit(void *userdata, const struct entry *e) {
         struct daemon *d = userdata;
         sink_write(d->sink, e);
 }
 
+static double tv_seconds(const struct timeval *tv) {
+        return (double) tv->tv_sec + (double) tv->tv_usec / 1e6;
+}
+
+/* What tracing cost the daemon itself, said at exit: CPU time and peak memory, the rings apart. */
+static void log_usage(const struct daemon *d) {
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) < 0)
+                return;
+        size_t rings_kib = 0;
+        for (size_t i = 0; i < d->perf.n_cpus; i++)
+                rings_kib += d->perf.cpus[i].map_size / 1024;
+        double total = tv_seconds(&ru.ru_utime) + tv_seconds(&ru.ru_stime);
+        double start = tv_seconds(&d->ready_usage.ru_utime) + tv_seconds(&d->ready_usage.ru_stime);
+        log_error("cpu %.6f s user, %.6f s system, %.6f s of them while tracing; peak RSS %ld KiB (the rings: "
+                  "%zu KiB)", tv_seconds(&ru.ru_utime), tv_seconds(&ru.ru_stime), total - start, ru.ru_maxrss,
+                  rings_kib);
+}
+
 static void usage(FILE *f) {
         fprintf(f,
-                "Usage: aiotraced [-c FILE] [-f|--foreground] [--check-config] [--version] [--help]\n"
+                "Usage: aiotraced [-c FILE] [-f|--foreground] [--check-config] [--dump FILE] [--version] [--help]\n"
                 "Trace the Linux native AIO system calls of the processes the config selects.\n\n"
                 "  -c, --config FILE   configuration (default " CONFIG_DEFAULT_PATH ")\n"
                 "  -f, --foreground    text to standard output, whatever the config's output.sink\n"
+                "      --dump FILE     also write every record read from the rings to FILE (tests/bench-replay)\n"
                 "      --check-config  validate the configuration and exit\n"
                 "      --version       print the version and exit\n"
                 "      --help          print this help and exit\n\n"
@@ -494,12 +545,14 @@ int main(int argc, char **argv) {
                 { "config", required_argument, NULL, 'c' },
                 { "foreground", no_argument, NULL, 'f' },
                 { "check-config", no_argument, NULL, 'C' },
+                { "dump", required_argument, NULL, 'D' },
                 { "version", no_argument, NULL, 'V' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         struct daemon d = { .config_path = CONFIG_DEFAULT_PATH };
         bool check_only = false, foreground = false;
+        const char *dump_path = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "c:f", options, NULL)) != -1)
                 switch (c) {
@@ -508,6 +561,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'f':
                         foreground = true;
+                        break;
+                case 'D':
+                        dump_path = optarg;
                         break;
                 case 'C':
                         check_only = true;
@@ -637,7 +693,16 @@ int main(int argc, char **argv) {
                 .read_memory = true,
                 .replaced_sets = !d.capture,
         };
-        struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .userdata = &d };
+        if (dump_path) {
+                r = dump_open(&d, dump_path);
+                if (r < 0) {
+                        log_error("--dump %s: %s", dump_path, strerror(-r));
+                        status = EXIT_USAGE;
+                        goto out;
+                }
+        }
+        struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .record = d.dump ? on_record : NULL,
+                                       .userdata = &d };
         r = engine_init(&d.engine, d.perf.rings, d.perf.n_cpus, d.events, &eo, &cb);
         if (r < 0) {
                 log_error("engine: %s", strerror(-r));
@@ -653,6 +718,7 @@ int main(int argc, char **argv) {
         emit_event(&d, INFO_STARTED, 6, "%s", error);
         sink_flush(d.sink);
         notify_ready(&d);
+        (void) getrusage(RUSAGE_SELF, &d.ready_usage);
 
         status = run(&d);
         sd_notify(0, "STOPPING=1\nSTATUS=draining the rings");
@@ -670,6 +736,10 @@ int main(int argc, char **argv) {
         }
         if (d.follow_failed)
                 log_error("%" PRIu64 " new threads of watched pids could not be followed", d.follow_failed);
+        if (d.dump && (fclose(d.dump) != 0 || d.dump_failed))
+                log_error("--dump %s: %" PRIu64 " records could not be written", dump_path, d.dump_failed + 1);
+        d.dump = NULL;
+        log_usage(&d);
         for (size_t i = 0; d.capture && i < d.perf.n_cpus; i++) {
                 int cpu = d.perf.cpus[i].cpu;
                 uint64_t no_args = bpf_capture_counter(d.capture, cpu, CAPTURE_CNT_ARGS_FULL),

@@ -293,7 +293,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
         if (!c)
                 return -ENOMEM;
         *c = (struct config) {
-                .ring_pages = 64,
+                .ring_pages = 512,
                 .max_iocbs_per_call = 256,
                 .drain_interval_ms = 100,
                 .max_inflight = 65536,

@@ -256,6 +256,8 @@ void engine_account_lost(struct engine *e, size_t ring, uint64_t produced) {
 
 static void handle_record(struct engine *e, size_t ring, const struct perf_event_header *h) {
         e->stats.records++;
+        if (e->cb.record)
+                e->cb.record(e->cb.userdata, h);
         switch (h->type) {
         case PERF_RECORD_SAMPLE:
                 e->samples_per_ring[ring]++;

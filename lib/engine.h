@@ -17,6 +17,8 @@ struct engine_callbacks {
         void (*emit)(void *userdata, const struct entry *e);
         /* a watched thread created another (sched_process_fork): the daemon decides whether to follow it */
         void (*fork)(void *userdata, uint32_t parent_tid, uint32_t child_tid);
+        /* optional: every record as read from a ring, before it is handled (aiotraced --dump) */
+        void (*record)(void *userdata, const struct perf_event_header *h);
         void *userdata;
 };
 

@@ -112,6 +112,13 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state) {
         struct fdpath_entry *e = slot_of(c, pid, fd);
         bool same_fd = e->pid == pid && e->fd == fd;
+        if (same_fd && !e->path && e->checked == generation &&
+            (!captured || (e->mnt_id == captured->mnt_id && e->ino == captured->ino))) {
+                /* failed already in this drain: /proc will not say otherwise so soon */
+                *ret_path = NULL;
+                *ret_state = e->failed;
+                return;
+        }
         if (same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino) {
                 *ret_path = path_str_ref(e->path);
                 *ret_state = PATH_OK;
@@ -128,8 +135,12 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         c->lookups++;
         int r = fdpath_resolve(c->proc_root, pid, fd, &p, &mnt_id, &ino);
         if (r < 0) {
+                path_str_unref(e->path);
+                *e = (struct fdpath_entry) { .pid = pid, .fd = fd, .mnt_id = captured ? captured->mnt_id : 0,
+                                             .ino = captured ? captured->ino : 0, .checked = generation,
+                                             .failed = state_of_error(r) };
                 *ret_path = NULL;
-                *ret_state = state_of_error(r);
+                *ret_state = e->failed;
                 return;
         }
         path_str_unref(e->path);

@@ -38,7 +38,8 @@ struct fdpath_entry {
         uint32_t mnt_id;
         uint64_t ino;
         uint64_t checked; /* the generation it was last looked up in */
-        struct path_str *path;
+        struct path_str *path; /* NULL: the lookup failed, as `failed` says (kept for that generation only) */
+        enum path_state failed;
 };
 
 /* (pid, fd) -> the path /proc/PID/fd/FD names, with the (mnt_id, ino) of the file it was for.  Direct-mapped

@@ -35,13 +35,42 @@ static size_t utf8_valid(const unsigned char *s, size_t n) {
         return len;
 }
 
+/* Bytes that go into a JSON string as they are: printable ASCII but the quote and the backslash. */
+static bool json_plain(unsigned char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+/* How many bytes from p on are plain, eight at a time (SWAR): a word is all plain when no byte is below 0x20,
+ * none has its high bit, none is 0x7f, '"' or '\\'. */
+static size_t json_plain_run(const unsigned char *p, size_t n) {
+        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+                uint64_t w;
+                memcpy(&w, p + i, 8);
+                uint64_t below = (w - ones * 0x20) & ~w;      /* high bit where a byte < 0x20 (or >= 0x80) */
+                uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\'), del = w ^ (ones * 0x7f);
+                uint64_t zero = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | ((del - ones) & ~del);
+                if ((below | zero | w) & highs)
+                        break;
+        }
+        while (i < n && json_plain(p[i]))
+                i++;
+        return i;
+}
+
 void json_string(struct outbuf *b, const char *s, size_t n) {
         static const char hex[] = "0123456789abcdef";
         const unsigned char *p = (const unsigned char *) s;
         outbuf_putc(b, '"');
         for (size_t i = 0; i < n;) {
                 unsigned char c = p[i];
-                if (c == '"' || c == '\\') {
+                if (json_plain(c)) {
+                        /* a run of plain ASCII in one copy */
+                        size_t run = json_plain_run(p + i, n - i);
+                        outbuf_put(b, p + i, run);
+                        i += run;
+                } else if (c == '"' || c == '\\') {
                         outbuf_putc(b, '\\');
                         outbuf_putc(b, (char) c);
                         i++;
@@ -51,9 +80,6 @@ void json_string(struct outbuf *b, const char *s, size_t n) {
                 } else if (c < 0x20 || c == 0x7f) {
                         char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
                         outbuf_put(b, u, sizeof(u));
-                        i++;
-                } else if (c < 0x80) {
-                        outbuf_putc(b, (char) c);
                         i++;
                 } else {
                         size_t len = utf8_valid(p + i, n - i);
@@ -70,10 +96,17 @@ void json_string(struct outbuf *b, const char *s, size_t n) {
 }
 
 /* Members after the first start with a comma: the object is opened by obj_open, which writes none. */
-static void key(struct outbuf *b, const char *k) {
-        outbuf_puts(b, ",\"");
-        outbuf_puts(b, k);
-        outbuf_puts(b, "\":");
+static inline void key(struct outbuf *b, const char *k) {
+        size_t n = strlen(k); /* a literal's, at compile time */
+        if (!outbuf_reserve(b, n + 4))
+                return;
+        char *d = b->data + b->len;
+        d[0] = ',';
+        d[1] = '"';
+        memcpy(d + 2, k, n);
+        d[n + 2] = '"';
+        d[n + 3] = ':';
+        b->len += n + 4;
 }
 
 static void kv_str(struct outbuf *b, const char *k, const char *v) {
@@ -102,16 +135,21 @@ static void kv_state(struct outbuf *b, enum mem_state s) {
         kv_str(b, "state", s == MEM_OK ? "ok" : mem_state_name(s));
 }
 
-/* RFC 3339, UTC, with nanoseconds. */
+/* RFC 3339, UTC, with nanoseconds.  Entries come many to a second: the date is formatted once a second. */
 static void put_ts(struct outbuf *b, uint64_t mono, int64_t offset) {
+        static __thread time_t cached_sec = -1;
+        static __thread char cached[32];
+        static __thread size_t cached_len;
         int64_t ns = (int64_t) mono + offset;
         time_t sec = (time_t) (ns / 1000000000);
-        struct tm tm;
-        char buf[64];
-        gmtime_r(&sec, &tm);
-        size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+        if (sec != cached_sec) {
+                struct tm tm;
+                gmtime_r(&sec, &tm);
+                cached_len = strftime(cached, sizeof(cached), "%Y-%m-%dT%H:%M:%S", &tm);
+                cached_sec = sec;
+        }
         outbuf_puts(b, ",\"ts\":\"");
-        outbuf_put(b, buf, n);
+        outbuf_put(b, cached, cached_len);
         outbuf_putc(b, '.');
         char frac[10];
         uint64_t f = (uint64_t) (ns % 1000000000);
@@ -265,10 +303,17 @@ struct json_fields {
 };
 
 static void json_key(struct outbuf *b, const char *name) {
-        outbuf_puts(b, ",\"");
-        for (const char *p = name; *p; p++)
-                outbuf_putc(b, *p >= 'A' && *p <= 'Z' ? (char) (*p - 'A' + 'a') : *p);
-        outbuf_puts(b, "\":");
+        size_t n = strlen(name);
+        if (!outbuf_reserve(b, n + 4))
+                return;
+        char *d = b->data + b->len;
+        d[0] = ',';
+        d[1] = '"';
+        for (size_t i = 0; i < n; i++)
+                d[2 + i] = name[i] >= 'A' && name[i] <= 'Z' ? (char) (name[i] - 'A' + 'a') : name[i];
+        d[n + 2] = '"';
+        d[n + 3] = ':';
+        b->len += n + 4;
 }
 
 static void jf_str(struct field_writer *w, const char *name, const char *v, size_t len) {

@@ -9,7 +9,7 @@ void outbuf_free(struct outbuf *b) {
         *b = (struct outbuf) {};
 }
 
-bool outbuf_reserve(struct outbuf *b, size_t extra) {
+bool outbuf_grow(struct outbuf *b, size_t extra) {
         if (b->failed)
                 return false;
         if (b->cap - b->len >= extra)
@@ -32,29 +32,26 @@ bool outbuf_reserve(struct outbuf *b, size_t extra) {
         return true;
 }
 
-void outbuf_put(struct outbuf *b, const void *p, size_t n) {
-        if (!outbuf_reserve(b, n))
-                return;
-        memcpy(b->data + b->len, p, n);
-        b->len += n;
-}
 
-void outbuf_puts(struct outbuf *b, const char *s) {
-        outbuf_put(b, s, strlen(s));
-}
-
-void outbuf_putc(struct outbuf *b, char c) {
-        if (!outbuf_reserve(b, 1))
-                return;
-        b->data[b->len++] = c;
-}
+/* "00" "01" ... "99": two digits per division */
+static const char two_digits[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
 
 static size_t u64_to_dec(char tmp[static 20], uint64_t v) {
         size_t n = 0;
-        do {
-                tmp[19 - n++] = (char) ('0' + v % 10);
-                v /= 10;
-        } while (v);
+        while (v >= 100) {
+                unsigned d = (unsigned) (v % 100) * 2;
+                v /= 100;
+                tmp[19 - n++] = two_digits[d + 1];
+                tmp[19 - n++] = two_digits[d];
+        }
+        if (v >= 10) {
+                tmp[19 - n++] = two_digits[v * 2 + 1];
+                tmp[19 - n++] = two_digits[v * 2];
+        } else
+                tmp[19 - n++] = (char) ('0' + v);
         return n;
 }
 
@@ -83,10 +80,16 @@ void outbuf_s64(struct outbuf *b, int64_t v) {
 static const char hexdigits[] = "0123456789abcdef";
 
 void outbuf_ptr(struct outbuf *b, uint64_t v) {
-        char tmp[18] = { '0', 'x' };
-        for (int i = 0; i < 16; i++)
-                tmp[17 - i] = hexdigits[(v >> (4 * i)) & 0xf];
-        outbuf_put(b, tmp, sizeof(tmp));
+        if (!outbuf_reserve(b, 18))
+                return;
+        char *tmp = b->data + b->len;
+        tmp[0] = '0';
+        tmp[1] = 'x';
+        for (int i = 0; i < 8; i++, v >>= 8) {
+                tmp[17 - 2 * i] = hexdigits[v & 0xf];
+                tmp[16 - 2 * i] = hexdigits[(v >> 4) & 0xf];
+        }
+        b->len += 18;
 }
 
 void outbuf_hex(struct outbuf *b, uint64_t v) {
@@ -104,9 +107,15 @@ void outbuf_hex(struct outbuf *b, uint64_t v) {
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char) s[i];
-                if (c >= 0x20 && c < 0x7f && c != '\\')
-                        outbuf_putc(b, (char) c);
-                else {
+                if (c >= 0x20 && c < 0x7f && c != '\\') {
+                        /* a run of printable bytes in one copy */
+                        size_t run = i + 1;
+                        while (run < n && (unsigned char) s[run] >= 0x20 && (unsigned char) s[run] < 0x7f &&
+                               s[run] != '\\')
+                                run++;
+                        outbuf_put(b, s + i, run - i);
+                        i = run - 1;
+                } else {
                         char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
                         outbuf_put(b, esc, sizeof(esc));
                 }

@@ -4,6 +4,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "util.h"
 
 /* A growable byte buffer that formatters append to without stdio.  Growth is rare (it keeps its capacity across
  * entries); a failed growth sets `failed` and later appends are dropped, so callers check once per entry. */
@@ -19,10 +22,28 @@ static inline void outbuf_reset(struct outbuf *b) {
         b->len = 0;
         b->failed = false;
 }
-bool outbuf_reserve(struct outbuf *b, size_t extra);
-void outbuf_put(struct outbuf *b, const void *p, size_t n);
-void outbuf_puts(struct outbuf *b, const char *s);
-void outbuf_putc(struct outbuf *b, char c);
+/* Room for extra more bytes: the common case inline, growth out of line. */
+bool outbuf_grow(struct outbuf *b, size_t extra);
+static inline bool outbuf_reserve(struct outbuf *b, size_t extra) {
+        return _likely_(!b->failed && b->cap - b->len >= extra) || outbuf_grow(b, extra);
+}
+
+static inline void outbuf_put(struct outbuf *b, const void *p, size_t n) {
+        if (!outbuf_reserve(b, n))
+                return;
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+}
+
+static inline void outbuf_puts(struct outbuf *b, const char *s) {
+        outbuf_put(b, s, strlen(s));
+}
+
+static inline void outbuf_putc(struct outbuf *b, char c) {
+        if (!outbuf_reserve(b, 1))
+                return;
+        b->data[b->len++] = c;
+}
 void outbuf_u64(struct outbuf *b, uint64_t v);
 void outbuf_s64(struct outbuf *b, int64_t v);
 /* 0x%016llx, as the seed script printed pointers */

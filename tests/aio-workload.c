@@ -21,6 +21,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -491,6 +492,69 @@ static void run_burst(unsigned n) {
         do_destroy(ctx);
 }
 
+/* The benchmark's load: O_DIRECT 4 KiB random reads of `file`, `depth` in flight, submitted `batch` at a time
+ * and reaped as they come (batch 1: one iocb per io_submit, one event per io_getevents), for `secs`
+ * seconds.  No truth per call (it would cost more than the calls): it counts them, and says so at the end. */
+static void run_bench(const char *file, unsigned secs, unsigned depth, unsigned batch) {
+        int fd = open(file, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < (1 << 20))
+                die(file);
+        uint64_t blocks = (uint64_t) st.st_size / 4096, rng = 0x9e3779b97f4a7c15ull ^ (uint64_t) getpid();
+        aio_context_t ctx = 0;
+        if (syscall(SYS_io_setup, depth, &ctx) < 0)
+                die("io_setup");
+        struct iocb *cbs = calloc(depth, sizeof(*cbs));
+        struct iocb **pp = calloc(depth, sizeof(*pp)), **free_cbs = calloc(depth, sizeof(*free_cbs));
+        struct io_event *ev = calloc(depth, sizeof(*ev));
+        char *bufs = aligned_alloc(4096, (size_t) depth * 4096);
+        if (!cbs || !pp || !free_cbs || !ev || !bufs)
+                die("memory");
+        unsigned n_free = depth;
+        for (unsigned i = 0; i < depth; i++)
+                free_cbs[i] = &cbs[i];
+        uint64_t calls = 1, iocbs = 0, in_flight = 0;
+        uint64_t start = mono_ns(), end = start + (uint64_t) secs * 1000000000ull;
+        for (;;) {
+                bool stopping = mono_ns() >= end;
+                /* submit what is free, batch at a time */
+                while (!stopping && n_free > 0) {
+                        unsigned n = n_free < batch ? n_free : batch;
+                        for (unsigned i = 0; i < n; i++) {
+                                struct iocb *cb = free_cbs[--n_free];
+                                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                                *cb = (struct iocb) { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t) fd,
+                                                      .aio_buf = (uint64_t) (uintptr_t) (bufs + 4096 * (size_t) (cb - cbs)),
+                                                      .aio_nbytes = 4096, .aio_offset = (int64_t) (rng % blocks) * 4096,
+                                                      .aio_data = (uint64_t) (uintptr_t) cb };
+                                pp[i] = cb;
+                        }
+                        long r = syscall(SYS_io_submit, ctx, (long) n, pp);
+                        calls++;
+                        if (r != (long) n)
+                                die("io_submit (bench)");
+                        in_flight += n;
+                }
+                if (in_flight == 0)
+                        break;
+                long got = syscall(SYS_io_getevents, ctx, 1L, batch == 1 ? 1L : (long) depth, ev, NULL);
+                calls++;
+                if (got < 0)
+                        die("io_getevents (bench)");
+                for (long i = 0; i < got; i++) {
+                        if (ev[i].res != 4096)
+                                die("a read that did not read 4 KiB");
+                        free_cbs[n_free++] = (struct iocb *) (uintptr_t) ev[i].data;
+                }
+                in_flight -= (uint64_t) got;
+                iocbs += (uint64_t) got;
+        }
+        syscall(SYS_io_destroy, ctx);
+        calls++;
+        double elapsed = (double) (mono_ns() - start) / 1e9;
+        printf("calls=%" PRIu64 " iocbs=%" PRIu64 " seconds=%.3f iops=%.0f\n", calls, iocbs, elapsed, (double) iocbs / elapsed);
+}
+
 /* Requests left in flight for the harness to kill us with. */
 static void run_hold(void) {
         aio_context_t ctx = do_setup(16);
@@ -515,11 +579,14 @@ int main(int argc, char **argv) {
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
                 { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
-                { "burst", required_argument, NULL, 'b' }, {},
+                { "burst", required_argument, NULL, 'b' },
+                { "bench", required_argument, NULL, 'B' }, { "depth", required_argument, NULL, 'D' },
+                { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
-        unsigned idiom_threads = 0, burst = 0;
+        unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
+        const char *bench_file = NULL;
         bool hold = false;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -557,12 +624,32 @@ int main(int argc, char **argv) {
                 case 'b':
                         burst = (unsigned) strtoul(optarg, NULL, 10);
                         break;
+                case 'B':
+                        bench_secs = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'D':
+                        depth = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'S':
+                        batch = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'F':
+                        bench_file = optarg;
+                        break;
                 default:
                         fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "
                                         "[--pause-us N] [--linger-ms N] [--hold] [--idiom THREADS [--rounds N]] "
-                                        "[--burst N]\n");
+                                        "[--burst N] [--bench SECONDS --file F [--depth N] [--batch N]]\n");
                         return 2;
                 }
+        if (bench_secs) {
+                if (!bench_file || depth == 0 || batch == 0 || batch > depth) {
+                        fprintf(stderr, "aio-workload: --bench needs --file, and 0 < --batch <= --depth\n");
+                        return 2;
+                }
+                run_bench(bench_file, bench_secs, depth, batch);
+                return 0;
+        }
         truth = fopen(truth_path, "we");
         if (!truth)
                 die(truth_path);

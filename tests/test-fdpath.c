@@ -97,6 +97,13 @@ int main(void) {
         CHECK(p == NULL);
         fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 8, &p, &st);
         CHECK_EQ(st, PATH_GONE);
+        /* a failure is remembered for the rest of that generation only */
+        lookups = c.lookups;
+        fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 8, &p, &st);
+        CHECK_EQ(st, PATH_GONE);
+        CHECK_EQ(c.lookups, lookups);
+        fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 9, &p, &st);
+        CHECK_EQ(c.lookups, lookups + 1);
 
         /* a cached path outlives the cache entry for whoever holds it */
         CHECK_EQ(open_at(dir, "a.dat", fd), fd);

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* How fast the daemon's own work goes, without the kernel and without root: records recorded once by
+ * `aiotraced --dump FILE` are replayed through the engine (merge, decode, capture, requests, summaries) and one
+ * output format at a time, on one core, as fast as they go.  CPU time of the replay only (not the loading).
+ *   bench-replay DUMP [SECONDS_PER_FORMAT]      (top_srcdir in the environment: the formats of tests/fixtures;
+ *                                               REPLAY_FORMAT=json, text, ...: that format alone)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "format_journal.h"
+#include "format_json.h"
+#include "format_text.h"
+#include "ringbuf.h"
+
+#define RING_BYTES (64u << 20)
+
+enum replay_format { FMT_NONE, FMT_TEXT, FMT_JSON, FMT_JOURNAL, _FMT_MAX };
+static const char *const format_names[_FMT_MAX] = { "engine only", "text", "json", "journal fields" };
+
+static struct outbuf out, text;
+static enum replay_format format;
+
+static void collect(void *userdata, const struct entry *e) {
+        switch (format) {
+        case FMT_TEXT:
+                format_text(&out, e, 256);
+                break;
+        case FMT_JSON:
+                format_json(&out, &text, e, 256, 0);
+                break;
+        case FMT_JOURNAL:
+                format_journal(&out, &text, e, 256);
+                break;
+        default:
+                break;
+        }
+        if (out.len > (1u << 20))
+                outbuf_reset(&out);
+}
+
+static double cpu_seconds(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* The dump: "AIOTDUMP 1", "event SYSTEM NAME ID" lines, "records", then the records.  Samples get the ids of
+ * the fixture formats (same names), so a dump from any kernel replays against them. */
+static int load_dump(const char *path, const struct event_table *t, uint8_t **ret, size_t *ret_len, size_t *ret_n) {
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        char line[256];
+        int remap[65536];
+        for (size_t i = 0; i < 65536; i++)
+                remap[i] = -1;
+        if (!fgets(line, sizeof(line), f) || strcmp(line, "AIOTDUMP 1\n") != 0) {
+                fclose(f);
+                return -EPROTO;
+        }
+        while (fgets(line, sizeof(line), f) && strcmp(line, "records\n") != 0) {
+                char system[64], name[64];
+                int id;
+                if (sscanf(line, "event %63s %63s %d", system, name, &id) != 3 || id < 0 || id > 65535)
+                        continue;
+                for (size_t i = 0; i < t->n_events; i++)
+                        if (strcmp(t->events[i].name, name) == 0)
+                                remap[id] = t->events[i].tp_id;
+        }
+        size_t cap = 1 << 20, len = 0, n;
+        uint8_t *buf = malloc(cap);
+        while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+                len += n;
+                if (len == cap) {
+                        uint8_t *p = realloc(buf, cap * 2);
+                        if (!p) {
+                                free(buf);
+                                buf = NULL;
+                                break;
+                        }
+                        buf = p;
+                        cap *= 2;
+                }
+        }
+        fclose(f);
+        if (!buf)
+                return -ENOMEM;
+        size_t count = 0;
+        if (len > RING_BYTES / 2)
+                len = RING_BYTES / 2; /* the first records: a ring holds at least two copies of them */
+        for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
+                struct perf_event_header h;
+                memcpy(&h, buf + off, sizeof(h));
+                if (h.size < sizeof(h) || off + h.size > len)
+                        break;
+                if (h.type == PERF_RECORD_SAMPLE && h.size >= 46) {
+                        uint16_t type;
+                        memcpy(&type, buf + off + 44, 2);
+                        if (remap[type] >= 0) {
+                                type = (uint16_t) remap[type];
+                                memcpy(buf + off + 44, &type, 2);
+                        }
+                }
+                off += h.size;
+                count++;
+                *ret_len = off;
+        }
+        *ret = buf;
+        *ret_n = count;
+        return 0;
+}
+
+/* Fill the ring with copies of the dump, each later in time than the one before, from the ring's start. */
+static size_t fill(struct fake_ring *f, const uint8_t *dump, size_t len, uint64_t *shift, uint64_t span) {
+        uint8_t *data = f->base + FAKE_PAGE;
+        size_t at = 0, copies = 0;
+        while (at + len <= f->data_size) {
+                memcpy(data + at, dump, len);
+                for (size_t off = 0; off < len;) {
+                        struct perf_event_header h;
+                        memcpy(&h, data + at + off, sizeof(h));
+                        if (h.type == PERF_RECORD_SAMPLE) {
+                                uint64_t t;
+                                memcpy(&t, data + at + off + 24, 8);
+                                t += *shift;
+                                memcpy(data + at + off + 24, &t, 8);
+                        }
+                        off += h.size;
+                }
+                *shift += span;
+                at += len;
+                copies++;
+        }
+        fake_meta(f)->data_tail = 0;
+        fake_meta(f)->data_head = at;
+        return copies;
+}
+
+int main(int argc, char **argv) {
+        if (argc < 2) {
+                fprintf(stderr, "usage: bench-replay DUMP [SECONDS_PER_FORMAT]\n");
+                return 2;
+        }
+        double seconds = argc > 2 ? strtod(argv[2], NULL) : 2.0;
+        const char *src = getenv("top_srcdir");
+        char dir[4096], error[512];
+        snprintf(dir, sizeof(dir), "%s/tests/fixtures/tracefs", src ? src : ".");
+        struct event_table *t = NULL;
+        if (event_table_load(dir, EVENTS_FORK | EVENTS_EXEC, &t, error, sizeof(error)) < 0) {
+                fprintf(stderr, "bench-replay: %s\n", error);
+                return 1;
+        }
+        uint8_t *dump;
+        size_t len = 0, n_records = 0;
+        int r = load_dump(argv[1], t, &dump, &len, &n_records);
+        if (r < 0 || len == 0) {
+                fprintf(stderr, "bench-replay: %s: %s\n", argv[1], r < 0 ? strerror(-r) : "no records");
+                return 1;
+        }
+        uint64_t first = UINT64_MAX, last = 0;
+        for (size_t off = 0; off < len;) {
+                const struct perf_event_header *h = (const void *) (dump + off);
+                uint64_t time;
+                if (record_time(h, &time)) {
+                        first = time < first ? time : first;
+                        last = time > last ? time : last;
+                }
+                off += h->size;
+        }
+        uint64_t span = last - first + 1000000;
+        printf("bench-replay: %s: %zu records (%.1f MiB), replayed for %.1f s of CPU per format\n", argv[1],
+               n_records, (double) len / (1 << 20), seconds);
+
+        struct fake_ring f;
+        fake_ring_init(&f, RING_BYTES, 0);
+        const char *only = getenv("REPLAY_FORMAT"); /* one format alone, for a profiler */
+        for (format = 0; format < _FMT_MAX; format++) {
+                if (only && strcmp(only, format_names[format]) != 0)
+                        continue;
+                struct ring ring;
+                struct engine e;
+                struct engine_options opt = {
+                        .max_iocbs_per_call = 256, .max_inflight = 65536, .max_inflight_per_process = 65536,
+                        .records = RECORD_SYSCALLS | RECORD_REQUESTS | RECORD_SUMMARY,
+                        .summary_interval_ns = 1000000000ull, .read_memory = false, .proc_root = "/nonexistent",
+                };
+                struct engine_callbacks cb = { .emit = collect };
+                uint64_t shift = 0, records = 0;
+                double used = 0;
+                if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0 || engine_init(&e, &ring, 1, t, &opt, &cb) < 0)
+                        return 1;
+                while (used < seconds) {
+                        ring_done(&ring);
+                        size_t copies = fill(&f, dump, len, &shift, span);
+                        if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0)
+                                return 1;
+                        double t0 = cpu_seconds();
+                        engine_drain(&e, UINT64_MAX);
+                        used += cpu_seconds() - t0;
+                        records += copies * n_records;
+                }
+                printf("  %-15s %10.0f records/s   %9.0f calls/s   (%" PRIu64 " records, %" PRIu64 " calls, %" PRIu64
+                       " requests completed, %.2f s)\n",
+                       format_names[format], (double) records / used, (double) e.stats.calls / used, records,
+                       e.stats.calls, e.stats.completed, used);
+                engine_done(&e);
+                ring_done(&ring);
+        }
+        fake_ring_free(&f);
+        free(dump);
+        outbuf_free(&out);
+        outbuf_free(&text);
+        event_table_free(t);
+        return 0;
+}

@@ -1,0 +1,120 @@
+#!/bin/bash
+# The benchmark: what tracing at full detail costs the traced program, and what it costs the daemon.
+#
+# Three workloads, each untraced and traced, alternated (the order swapped every round) over ROUNDS rounds of
+# SECONDS each: the tests' workload batched (16 in flight, up to 16 iocbs per io_submit), the same with one
+# iocb per io_submit and one event per io_getevents, and fio (libaio randread 4k direct, iodepth 16), all on a
+# file in /var/tmp.  Traced means records = syscalls and requests (and summaries), to the file sink on tmpfs.
+# It prints per round and then the medians: the paired ratio traced/untraced of IOPS, the daemon's CPU per
+# million records and per million calls, its peak RSS beyond the rings, records lost and entries dropped,
+# and whether every call was captured (the workload counts its own calls; fio does not).  Then the replay
+# benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and formatted on
+# one core as fast as they go, per output format.
+#
+# Timings only: nothing here is asserted (these machines are noisy).  As root, from a build directory:
+#   top_srcdir=SRC top_builddir=. bash SRC/tests/bench.sh [ROUNDS [SECONDS]]
+set -eu
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+rounds=${1:-5}
+secs=${2:-3}
+command -v fio >/dev/null || apt-get install -y -q fio >/dev/null || { echo "SKIP: no fio (apt-get install fio)"; exit 77; }
+(cd "$top_builddir" && make -s aiotraced tests/aio-workload tests/bench-replay)
+file=/var/tmp/aiotraced-bench.dat
+[ -s "$file" ] || fio --name=prep --filename="$file" --size=512m --rw=write --bs=1m --direct=1 >/dev/null
+out=/dev/shm/aiotraced-bench
+mkdir -p "$out"
+
+run_load() { # LOAD: prints "iops calls" (calls: - when the load does not count them)
+        case $1 in
+        batched) "$WORKLOAD" --comm aio-bench --bench "$secs" --file "$file" --depth 16 --batch 16 |
+                sed -n 's/^calls=\([0-9]*\) .* iops=\([0-9]*\)$/\2 \1/p' ;;
+        single) "$WORKLOAD" --comm aio-bench --bench "$secs" --file "$file" --depth 16 --batch 1 |
+                sed -n 's/^calls=\([0-9]*\) .* iops=\([0-9]*\)$/\2 \1/p' ;;
+        fio) fio --name=bench --filename="$file" --size=512m --ioengine=libaio --rw=randread --bs=4k --direct=1 \
+                --iodepth=16 --time_based --runtime="$secs" --output-format=json |
+                "$PYTHON3" -c 'import json, sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]), "-")' ;;
+        esac
+}
+
+# LOAD: runs it traced; prints "iops calls daemon_calls records lost dropped cpu_s peak_rss_kib rings_kib"
+run_traced() {
+        local comm=aio-bench
+        [ "$1" = fio ] && comm=fio
+        rm -f "$out"/trace.log*
+        write_config "$T/bench.conf" "watch = ( { comm = \"$comm\"; } );" \
+                'records = [ "syscalls", "requests", "summary" ];' \
+                "output = { sink = \"file\"; path = \"$out/trace.log\"; max_size = \"4G\"; keep = 1; };"
+        "$AIOTRACED" -c "$T/bench.conf" 2>"$T/bench.err" &
+        DAEMON_PID=$!
+        for _ in $(seq 500); do
+                grep -qs 'tracking aio starts' "$out/trace.log" && break
+                sleep 0.01
+        done
+        local load
+        load=$(run_load "$1")
+        kill -INT "$DAEMON_PID"
+        wait "$DAEMON_PID" || fail "aiotraced exited with $?"
+        DAEMON_PID=
+        local stats
+        stats=$(grep '^\[stats\]' "$out/trace.log")
+        local calls records lost dropped cpu rss rings
+        calls=$(sed -n 's/.* calls = \([0-9]*\),.*/\1/p' <<<"$stats")
+        records=$(sed -n 's/.* records = \([0-9]*\),.*/\1/p' <<<"$stats")
+        lost=$(sed -n 's/.* lost = \([0-9]*\),.*/\1/p' <<<"$stats")
+        dropped=$(sed -n 's/^aiotraced: \([0-9]*\) entries could not be written.*/\1/p' "$T/bench.err")
+        # the CPU while tracing: loading the programs (BTF relocations) is a cost of starting, paid once
+        read -r cpu rss rings < <(sed -n 's/^aiotraced: cpu .* system, \([0-9.]*\) s of them while tracing; peak RSS \([0-9]*\) KiB (the rings: \([0-9]*\) KiB)$/\1 \2 \3/p' \
+                "$T/bench.err")
+        echo "$load $calls $records $lost ${dropped:-0} $cpu $rss $rings"
+}
+
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records syscalls + requests + summary, to a file on tmpfs"
+for load in batched single fio; do
+        : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/rss"
+        all_captured=yes
+        lost_total=0 dropped_total=0
+        for r in $(seq "$rounds"); do
+                if [ $((r % 2)) = 1 ]; then
+                        read -r u_iops u_calls < <(run_load "$load")
+                        read -r t_iops t_calls d_calls records lost dropped cpu rss rings < <(run_traced "$load")
+                else
+                        read -r t_iops t_calls d_calls records lost dropped cpu rss rings < <(run_traced "$load")
+                        read -r u_iops u_calls < <(run_load "$load")
+                fi
+                [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
+                lost_total=$((lost_total + lost))
+                dropped_total=$((dropped_total + dropped))
+                echo "$u_iops" >>"$T/base"
+                awk -v t="$t_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/ratio"
+                awk -v c="$cpu" -v n="$records" 'BEGIN {print c / n * 1e6}' >>"$T/cpu_rec"
+                awk -v c="$cpu" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/cpu_call"
+                echo $((rss - rings)) >>"$T/rss"
+                echo "  $load round $r: untraced $u_iops IOPS, traced $t_iops IOPS; the workload made $t_calls calls," \
+                     "the daemon decoded $d_calls ($records records, $lost lost, $dropped dropped); CPU ${cpu} s," \
+                     "peak RSS $rss KiB of which rings $rings KiB"
+        done
+        echo "$load: untraced $(median <"$T/base") IOPS; paired ratio traced/untraced $(median <"$T/ratio");" \
+             "daemon CPU $(median <"$T/cpu_rec") s per million records, $(median <"$T/cpu_call") s per million calls;" \
+             "peak RSS beyond the rings $(median <"$T/rss") KiB; lost $lost_total, dropped $dropped_total;" \
+             "every call captured: $all_captured"
+done
+
+echo "== replay: the records of ${secs} s of fio, decoded and formatted on one core (no kernel, no root)"
+rm -f "$out"/trace.log*
+write_config "$T/dump.conf" 'watch = ( { comm = "fio"; } );' 'records = [ "syscalls", "requests", "summary" ];' \
+        'ring_pages = 1024;' "output = { sink = \"file\"; path = \"$out/trace.log\"; max_size = \"4G\"; };"
+"$AIOTRACED" -c "$T/dump.conf" --dump "$out/fio.dump" 2>"$T/dump.err" &
+DAEMON_PID=$!
+for _ in $(seq 500); do
+        grep -qs 'tracking aio starts' "$out/trace.log" && break
+        sleep 0.01
+done
+run_load fio >/dev/null
+kill -INT "$DAEMON_PID"
+wait "$DAEMON_PID" || fail "aiotraced --dump exited with $?"
+DAEMON_PID=
+"$top_builddir/tests/bench-replay" "$out/fio.dump" 2
+rm -rf "$out"
