@@ -76,6 +76,8 @@ struct {
  * call in progress, and whether its command name is watched, for that name and watch generation. */
 struct thread_state {
         __u64 args[6];
+        __u64 enter_time;
+        __u32 enter_cpu;
         __u32 args_valid;
         __u32 generation;
         __u32 watched;
@@ -313,23 +315,30 @@ static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct t
 }
 
 /* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
+/* The enter is kept in the thread's storage and travels in the exit's record: one record per call.  Only a
+ * thread without storage has its enter written as a record of its own. */
 static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
+        if (ts) {
+                if (!watched(&l, ts))
+                        return NEUTRAL;
+                for (int i = 0; i < 6; i++)
+                        ts->args[i] = i < n_args ? ctx->args[i] : 0;
+                ts->enter_time = bpf_ktime_get_ns();
+                ts->enter_cpu = l.cpu;
+                ts->args_valid = 1;
+                return NEUTRAL;
+        }
         struct scratch *s = record_begin(&l, ts);
         if (!s)
                 return NEUTRAL;
+        count(CAPTURE_CNT_ARGS_FULL);
         put_common(s->buf, enter_tp_id[sc]);
         *(__s32 *) (s->buf + 8) = ctx->nr;
         *(__u32 *) (s->buf + 12) = 0;
         for (int i = 0; i < 6 && i < n_args; i++)
                 *(__u64 *) (s->buf + 16 + 8 * i) = ctx->args[i];
-        if (ts) {
-                for (int i = 0; i < 6 && i < n_args; i++)
-                        ts->args[i] = ctx->args[i];
-                ts->args_valid = 1;
-        } else
-                count(CAPTURE_CNT_ARGS_FULL);
         output(ctx, s->buf, 16 + 8 * n_args);
         return NEUTRAL;
 }
@@ -520,12 +529,17 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         *(__u32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
         *(__s64 *) (s->buf + CAPTURE_EXIT_RET_OFFSET) = ret;
 
+        struct { __u64 args[6]; } a = {};
+        __u64 enter_time = 0;
+        __u32 enter_cpu = 0;
         if (!ts || !ts->args_valid)
                 s->b.flags |= CAPTURE_F_NO_ARGS;
         else {
-                struct { __u64 args[6]; } a;
                 __builtin_memcpy(a.args, ts->args, sizeof(a.args));
+                enter_time = ts->enter_time;
+                enter_cpu = ts->enter_cpu;
                 ts->args_valid = 0;
+                s->b.flags |= CAPTURE_F_ENTER;
                 switch (sc) {
                 case SC_SETUP:
                         if (ret == 0)
@@ -558,6 +572,10 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         h->flags = (__u16) s->b.flags;
         h->n_segments = s->b.n_segs;
         h->size = size - CAPTURE_EXIT_RAW_SIZE;
+        h->enter_cpu = enter_cpu;
+        h->reserved = 0;
+        h->enter_time = enter_time;
+        __builtin_memcpy(h->args, a.args, sizeof(a.args));
         h->n_files = s->b.n_files;
         h->files_off = s->b.n_files ? s->b.files_off - CAPTURE_EXIT_RAW_SIZE - sizeof(struct capture_header) : 0;
         bpf_get_current_comm(h->comm, sizeof(h->comm));

@@ -4,7 +4,7 @@
 /* The record the in-kernel capture writes at a syscall's exit, shared by the BPF program and the decoder:
  *
  *   the tracepoint's own record, laid out as the format file says (CAPTURE_EXIT_RAW_SIZE bytes)
- *   struct capture_header
+ *   struct capture_header (with the call's enter: its time and arguments)
  *   n_segments x { struct capture_segment, then `len` bytes of the caller's memory, padded to 8 }
  *   n_files x struct capture_file (io_submit: the file each captured iocb's fd named), at files_off
  *
@@ -38,6 +38,7 @@ typedef uint64_t capture_u64;
 
 #define CAPTURE_F_NO_ARGS 0x1 /* the enter's arguments were not kept: nothing of the call could be captured */
 #define CAPTURE_F_BOUNDED 0x2 /* CAPTURE_MAX_BYTES (or the item bound) stopped the capture before the end */
+#define CAPTURE_F_ENTER 0x4   /* the enter's time, CPU and arguments are in the header: it wrote no record */
 
 struct capture_header {
         capture_u32 magic;
@@ -48,6 +49,11 @@ struct capture_header {
         char comm[16];    /* the thread's name at the call: right even for a thread gone before it is read */
         capture_u32 n_files;
         capture_u32 files_off; /* from the end of the header */
+        /* CAPTURE_F_ENTER: the sys_enter, kept by the program instead of written (half the records) */
+        capture_u32 enter_cpu;
+        capture_u32 reserved;
+        capture_u64 enter_time; /* CLOCK_MONOTONIC ns, the clock of the rings' samples */
+        capture_u64 args[6];
 };
 
 /* The open file an iocb's fd named during the call, as /proc/PID/fdinfo shows it (mnt_id, ino): what tells a

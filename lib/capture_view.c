@@ -42,7 +42,9 @@ int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, 
         *ret = (struct capture_view) {
                 .data = data, .size = off, .n_segments = h.n_segments, .flags = h.flags,
                 .files = files, .n_files = files ? h.n_files : 0,
+                .enter_cpu = h.enter_cpu, .enter_time = h.enter_time,
         };
+        memcpy(ret->args, h.args, sizeof(ret->args));
         memcpy(ret->comm, h.comm, sizeof(ret->comm));
         ret->comm[sizeof(ret->comm) - 1] = 0;
         return 0;

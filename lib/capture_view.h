@@ -18,6 +18,10 @@ struct capture_view {
         char comm[16]; /* NUL-terminated */
         const uint8_t *files; /* io_submit: n_files struct capture_file, by iocb index */
         uint32_t n_files;
+        /* flags & CAPTURE_F_ENTER: the call's enter */
+        uint32_t enter_cpu;
+        uint64_t enter_time;
+        uint64_t args[6];
         /* where the last region was found: regions are mostly asked for in the order they were captured */
         size_t cursor_off;
         uint32_t cursor_idx;

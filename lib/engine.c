@@ -148,7 +148,20 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 .array_state = MEM_NOT_READ,
                 .aux_state = MEM_NOT_READ,
         };
-        if (th->enter && th->enter->syscall == d->syscall) {
+        const struct call_handler *h = call_handler_for(d->syscall);
+        struct capture_view capture;
+        int r = capture_view_parse(s->raw, s->raw_size, d->record_size, &capture);
+        if (r == -EBADMSG)
+                e->stats.bad_captures++;
+        if (r == 0 && (capture.flags & CAPTURE_F_ENTER)) {
+                /* the program kept the enter and wrote it here, in place of a record of its own */
+                if (th->enter)
+                        e->stats.unpaired_enter++;
+                call->enter_seen = true;
+                call->enter_time = capture.enter_time;
+                call->enter_cpu = capture.enter_cpu;
+                memcpy(call->args, capture.args, sizeof(call->args));
+        } else if (th->enter && th->enter->syscall == d->syscall) {
                 call->enter_seen = true;
                 call->enter_time = th->enter_time;
                 call->enter_cpu = th->enter_cpu;
@@ -159,11 +172,6 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 e->stats.unpaired_exit++;
         }
         th->enter = NULL;
-        const struct call_handler *h = call_handler_for(d->syscall);
-        struct capture_view capture;
-        int r = capture_view_parse(s->raw, s->raw_size, d->record_size, &capture);
-        if (r == -EBADMSG)
-                e->stats.bad_captures++;
         /* The name the capture took at the call beats one read from /proc later (or not at all). */
         if (r == 0 && capture.comm[0]) {
                 memcpy(th->comm, capture.comm, sizeof(th->comm));

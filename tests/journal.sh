@@ -139,8 +139,9 @@ losses = [e for e in entries if 'AIO_LOST' in e]
 stats = next(e['MESSAGE'] for e in entries if str(e.get('MESSAGE', '')).startswith('[stats]'))
 samples = int(re.search(r' samples = (\d+),', stats).group(1))
 lost = int(re.search(r' lost = (\d+),', stats).group(1))
-# an enter and an exit per call, and each workload's end
-produced = 2 * sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call ')) + len(sys.argv[2:])
+# one record per call (the capture, the default here, writes the enter in the exit's record), and each
+# workload's end
+produced = sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call ')) + len(sys.argv[2:])
 in_entries = sum(int(e['AIO_LOST']) for e in losses)
 print(f'produced {produced}, read {samples}, lost {lost} (in {len(losses)} loss entries: {in_entries}, '
       f'CPUs {sorted({e["AIO_CPU"] for e in losses})}, priorities {sorted({e["PRIORITY"] for e in losses})})')

@@ -256,6 +256,20 @@ static void test_engine(void) {
         CHECK_EQ(e.stats.bad_captures, 1);
         CHECK_EQ(e.stats.captured, 2);
 
+        /* The program kept the enter: its time, CPU and arguments come in the exit's record, and no enter does. */
+        outbuf_reset(&out);
+        uint64_t unpaired = e.stats.unpaired_exit;
+        cap_start(&b, (uint16_t) find(t, "sys_exit_io_destroy")->tp_id, tid, 0, CAPTURE_F_ENTER);
+        b.h->enter_time = 6500;
+        b.h->enter_cpu = 1;
+        b.h->args[0] = ctx;
+        cap_end(&b);
+        put_raw(&f, 7000, tid, b.data, b.len);
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        outbuf_putc(&out, 0);
+        CHECK_STR(out.data, "[captured - 1073741808 - 1073741808] io_destroy(0x00007f0000000000) [retval = 0] (500 ns)\n");
+        CHECK_EQ(e.stats.unpaired_exit, unpaired);
+
         engine_done(&e);
         ring_done(&ring);
         fake_ring_free(&f);

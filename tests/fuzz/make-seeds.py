@@ -44,16 +44,20 @@ def enter(name, args):
         struct.pack('<Q', a) for a in args)
 
 
-def exit_capture(name, ret, segments, files=(), flags=0):
-    """The exit record, the capture header, its segments (addr, bytes, valid), then the file table."""
+def exit_capture(name, ret, segments, files=(), flags=0, enter=None):
+    """The exit record, the capture header (with the enter's time and arguments when given: it then wrote no
+    record of its own), its segments (addr, bytes, valid), then the file table."""
     raw = common(tp_id('syscalls', 'sys_exit_' + name)) + struct.pack('<iIq', 0, 0, ret)
     segs = b''
     for addr, data, valid in segments:
         segs += struct.pack('<QII', addr, len(data), valid) + pad8(data)
     table = b''.join(struct.pack('<IIQ', fd, mnt, ino) for fd, mnt, ino in files)
-    size = 40 + len(segs) + len(table)
-    hdr = struct.pack('<IHHII16sII', MAGIC, VERSION, flags, len(segments), size, b'aio-workload',
-                      len(files), len(segs) if files else 0)
+    size = 104 + len(segs) + len(table)
+    time, args = enter if enter else (0, [])
+    flags |= 4 if enter else 0
+    args = list(args) + [0] * (6 - len(args))
+    hdr = struct.pack('<IHHII16sIIIIQ6Q', MAGIC, VERSION, flags, len(segments), size, b'aio-workload',
+                      len(files), len(segs) if files else 0, 0, 0, time, *args)
     return raw + hdr + segs + table
 
 
@@ -88,8 +92,7 @@ def main():
     ring0 = [
         sample(enter('io_setup', [128, 0x9000]), t),
         sample(exit_capture('io_setup', 0, [(0x9000, struct.pack('<Q', ctx), 8)]), t + 10),
-        sample(enter('io_submit', [ctx, 2, pp]), t + 20),
-        sample(exit_capture('io_submit', 2, submit_segments, files), t + 30),
+        sample(exit_capture('io_submit', 2, submit_segments, files, enter=(t + 20, [ctx, 2, pp])), t + 30),
         lost(3, t + 35),
         sample(enter('io_cancel', [ctx, cbs[1], 0x70000]), t + 36),
         sample(exit_capture('io_cancel', -115, [(cbs[1], iocb(0x22, 8, 4, 0x50000, 2, 0), 64)]), t + 37),
@@ -99,8 +102,7 @@ def main():
         sample(exit_capture('io_getevents', 2, [(0x80000, struct.pack('<qq', 1, 5), 16),
                                                 (ev, io_event(0x11, cbs[0], 4096) + io_event(0x99, cbs[1], -5), 64)]),
                t + 50, cpu=1),
-        sample(enter('io_destroy', [ctx]), t + 60, cpu=1),
-        sample(exit_capture('io_destroy', 0, []), t + 70, cpu=1),
+        sample(exit_capture('io_destroy', 0, [], enter=(t + 60, [ctx])), t + 70, cpu=1),
         sample(common(tp_id('sched', 'sched_process_exec')) + struct.pack('<Iii', 24, PID, PID) + b'\0' * 4,
                t + 80, cpu=1),
         sample(common(tp_id('sched', 'sched_process_exit')) + b'aio-workload\0\0\0\0' +
