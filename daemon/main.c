@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -109,6 +112,41 @@ static int add_tid(struct daemon *d, uint32_t tid) {
         }
         d->tids[d->n_tids++] = tid;
         return 1;
+}
+
+/* Once its events are open, the daemon keeps only what tracing needs from then on: reading the traced
+ * processes' memory and /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH) and, without the capture, opening
+ * new event sets when the filter changes (CAP_PERFMON).  The bounding set too, so nothing can come back.
+ * Called before any other thread exists: capabilities are per thread. */
+static int drop_capabilities(bool keep_perfmon, char *error, size_t error_size) {
+        uint64_t keep = (1ull << CAP_SYS_PTRACE) | (1ull << CAP_DAC_READ_SEARCH);
+        if (keep_perfmon)
+                keep |= 1ull << CAP_PERFMON;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+                snprintf(error, error_size, "PR_SET_NO_NEW_PRIVS: %m");
+                return -errno;
+        }
+        for (int cap = 0; cap <= 63; cap++)
+                if (!(keep & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
+                    errno != EPERM) /* EPERM: no CAP_SETPCAP, as under the unit, whose bounding set is set */
+                        break;
+        struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[2];
+        if (syscall(SYS_capget, &header, data) < 0) {
+                snprintf(error, error_size, "capget: %m");
+                return -errno;
+        }
+        for (int i = 0; i < 2; i++) {
+                uint32_t mask = (uint32_t) (keep >> (32 * i));
+                data[i].effective &= mask;
+                data[i].permitted &= mask;
+                data[i].inheritable = 0;
+        }
+        if (syscall(SYS_capset, &header, data) < 0) {
+                snprintf(error, error_size, "capset: %m");
+                return -errno;
+        }
+        return 0;
 }
 
 /* The threads a watched pid has now; those it creates later arrive through sched_process_fork. */
@@ -664,6 +702,11 @@ int main(int argc, char **argv) {
         r = apply_filters(&d, error, sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
+                goto out;
+        }
+        r = drop_capabilities(!d.capture, error, sizeof(error));
+        if (r < 0) {
+                log_error("dropping the capabilities tracing no longer needs: %s", error);
                 goto out;
         }
         /* Under systemd the journal, unless the config says otherwise; in a terminal, standard output. */

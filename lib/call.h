@@ -55,6 +55,7 @@ struct trace_stats {
         uint64_t abandoned;      /* requests never reaped: context destroyed, process gone, evicted */
         uint64_t unknown;        /* requests whose end could not be told: their process's completions were unread */
         uint64_t evicted;        /* requests dropped from the full in-flight table (counted in abandoned too) */
+        uint64_t in_flight;      /* at the end: requests submitted and not ended (still in flight, or ended unseen) */
         uint64_t bad_records;    /* malformed records skipped */
         uint64_t bad_bytes;      /* ring bytes skipped after a malformed record */
         uint64_t foreign;        /* samples of events that are not ours */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -313,9 +315,27 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 snprintf(p.error, p.error_size, "%s: cannot open: %s", path, strerror(-r));
                 return r;
         }
+        /* It decides what a root daemon reads of other processes: only root (or the daemon's own user) may
+         * have written it. */
+        struct stat st;
+        int r = fstat(fileno(f), &st) < 0 ? -errno : 0;
+        if (r < 0)
+                snprintf(p.error, p.error_size, "%s: cannot stat: %s", path, strerror(-r));
+        else if (st.st_mode & S_IWOTH) {
+                snprintf(p.error, p.error_size, "%s: is writable by others (mode %04o): refused; chmod o-w it", path,
+                         (unsigned) (st.st_mode & 07777));
+                r = -EPERM;
+        } else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+                snprintf(p.error, p.error_size, "%s: is owned by uid %u, not root: refused; chown root it", path,
+                         (unsigned) st.st_uid);
+                r = -EPERM;
+        }
+        if (r < 0) {
+                fclose(f);
+                return r;
+        }
         config_t cfg;
         config_init(&cfg);
-        int r = 0;
         if (config_read(&cfg, f) != CONFIG_TRUE) {
                 const char *file = config_error_file(&cfg) ? config_error_file(&cfg) : path;
                 if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)

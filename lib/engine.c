@@ -345,6 +345,7 @@ bool engine_drain(struct engine *e, uint64_t until) {
 
 void engine_finish(struct engine *e, uint64_t now) {
         tracker_finish(&e->tracker, now);
+        e->stats.in_flight = e->tracker.used;
 }
 
 void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns) {

@@ -267,6 +267,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "unmatched", s->unmatched },     { "completed", s->completed },
                 { "cancelled", s->cancelled },     { "abandoned", s->abandoned },
                 { "unknown", s->unknown },         { "evicted", s->evicted },
+                { "in_flight", s->in_flight },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },
                 { "remote_reads", s->remote_reads }, { "captured", s->captured },

@@ -373,6 +373,12 @@ static void run_truth(void) {
         pp[0] = new_iocb(IOCB_CMD_NOOP, a, buf, 0, 0);
         do_submit(ctx, 1, pp, 1);
 
+        /* nr of 0: nothing to submit, 0; a negative nr: EINVAL. */
+        pp = ptr_array(1);
+        pp[0] = new_iocb(IOCB_CMD_PREAD, a, buf, 512, 0);
+        do_submit(ctx, 0, pp, 0);
+        do_submit(ctx, -1, pp, 0);
+
         /* A pointer to nothing: EFAULT, and the tracer must say it could not read it. */
         do_submit(ctx, 1, (struct iocb **) (uintptr_t) 0x10, 0);
 
@@ -556,7 +562,7 @@ static void run_bench(const char *file, unsigned secs, unsigned depth, unsigned 
 }
 
 /* Requests left in flight for the harness to kill us with. */
-static void run_hold(void) {
+static void run_hold(bool then_exec) {
         aio_context_t ctx = do_setup(16);
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -566,6 +572,12 @@ static void run_hold(void) {
         for (int i = 0; i < 4; i++)
                 pp[i] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
         do_submit(ctx, 4, pp, 4);
+        if (then_exec) {
+                /* the contexts go with the old memory: the requests end here, unreaped */
+                fclose(truth);
+                execl("/bin/sleep", "sleep", "0.3", (char *) NULL);
+                die("exec");
+        }
         printf("holding\n");
         fflush(stdout);
         for (;;)
@@ -580,14 +592,14 @@ int main(int argc, char **argv) {
                 { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
-                { "bench", required_argument, NULL, 'B' }, { "depth", required_argument, NULL, 'D' },
+                { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
                 { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
         const char *bench_file = NULL;
-        bool hold = false;
+        bool hold = false, then_exec = false;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
                 switch (c) {
@@ -611,6 +623,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'H':
                         hold = true;
+                        break;
+                case 'E':
+                        then_exec = true;
                         break;
                 case 'T':
                         thread_delay_ms = (unsigned) strtoul(optarg, NULL, 10);
@@ -638,7 +653,7 @@ int main(int argc, char **argv) {
                         break;
                 default:
                         fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "
-                                        "[--pause-us N] [--linger-ms N] [--hold] [--idiom THREADS [--rounds N]] "
+                                        "[--pause-us N] [--linger-ms N] [--hold] [--exec] [--idiom THREADS [--rounds N]] "
                                         "[--burst N] [--bench SECONDS --file F [--depth N] [--batch N]]\n");
                         return 2;
                 }
@@ -659,8 +674,8 @@ int main(int argc, char **argv) {
         rec(&rr, "process pid=%d comm=%s\n", getpid(), comm);
         rec_flush(&rr);
         usleep(start_delay_ms * 1000);
-        if (hold)
-                run_hold();
+        if (hold || then_exec)
+                run_hold(then_exec);
         if (idiom_threads)
                 run_idiom(idiom_threads);
         else if (burst)

@@ -50,7 +50,7 @@ def parse_truth_requests(path):
     return process, calls
 
 
-def expected_requests(truth_path, killed, per_process_limit):
+def expected_requests(truth_path, ended_by, per_process_limit):
     """Every accepted iocb, in submit order, with how it must end."""
     process, calls = parse_truth_requests(truth_path)
     pid = process['pid']
@@ -99,7 +99,7 @@ def expected_requests(truth_path, killed, per_process_limit):
                          latency=int(call['t1']) - r['submit_t0'])
                 done.append(r)
     for r in live:
-        r.update(kind='abandoned', end='process exit' if killed else None)
+        r.update(kind='abandoned', end=ended_by)
         done.append(r)
     return pid, process['comm'], done
 
@@ -306,7 +306,10 @@ def main():
     ap.add_argument('--format', choices=('text', 'json', 'journal'), default='text')
     ap.add_argument('--strict', action='store_true', help='every request exact, nothing marked')
     ap.add_argument('--complete', action='store_true', help='every request has its record, if marked')
-    ap.add_argument('--killed', action='store_true', help='the workload was killed: what is left ends with it')
+    ap.add_argument('--killed', action='store_const', dest='ended_by', const='process exit',
+                    help='the workload was killed: what is left ends with it')
+    ap.add_argument('--exec', action='store_const', dest='ended_by', const='exec',
+                    help='the workload exec\'d: what is left ends then')
     ap.add_argument('--per-process', type=int, default=0, help='max_inflight_per_process of the daemon')
     ap.add_argument('--no-summary', action='store_true')
     a = ap.parse_args()
@@ -315,7 +318,7 @@ def main():
     tally = Tally(a.strict)
     gaps, n = [], 0
     for path in a.truth:
-        pid, comm, done = expected_requests(path, a.killed, a.per_process)
+        pid, comm, done = expected_requests(path, a.ended_by, a.per_process)
         got_by_key = {}
         for g in reqs:
             if g.get('pid') == pid:

@@ -6,4 +6,4 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
         build-essential autoconf automake pkg-config linux-libc-dev \
         libtraceevent-dev libconfig-dev python3 ca-certificates \
-        clang libclang-rt-14-dev libbpf-dev bpftool libsystemd-dev systemd systemd-container groff-base
+        clang libclang-rt-14-dev libbpf-dev bpftool libsystemd-dev systemd systemd-container groff-base valgrind

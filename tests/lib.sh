@@ -39,12 +39,17 @@ need_tracing() {
 start_daemon() {
         ${AIOTRACED_WRAP:-} "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
         DAEMON_PID=$!
-        for _ in $(seq 500); do
+        for _ in $(seq "${START_TRIES:-500}"); do
                 grep -q '^\[info\] tracking aio starts' "$2" 2>/dev/null && return 0
                 kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$2.err"; fail "aiotraced exited at start"; }
                 sleep 0.01
         done
-        fail "aiotraced did not start within 5 s"
+        fail "aiotraced did not start within $(( ${START_TRIES:-500} / 100 )) s"
+}
+
+# Under valgrind, loading takes seconds.
+start_daemon_slow() {
+        START_TRIES=6000 start_daemon "$@"
 }
 
 wait_for() { # FILE REGEX: until a line of FILE matches (5 s at most)

@@ -64,7 +64,21 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare_requests --trace "$C.kill.out" --truth "$C.kill.truth" --killed $exact
         [ "$(grep -c 'request abandoned (process exit)' "$C.kill.out")" = 4 ] || fail "not 4 requests ended with the process"
 
-        echo "== $cap 4. real programs' idiom at full speed, as JSON lines: every request, summaries exact"
+        echo "== $cap 4. a process that execs with requests in flight"
+        start_daemon "$C.kill.conf" "$C.exec.out"
+        "$WORKLOAD" --comm aio-requests --exec --pause-us 50000 --truth "$C.exec.truth" --dir "$T/w1" ||
+                fail "workload failed"
+        sleep 0.5 # what it exec'd (sleep 0.3) ends too
+        stop_daemon "$C.exec.out"
+        if [ "$cap" = bpf ]; then
+                compare_requests --trace "$C.exec.out" --truth "$C.exec.truth" --exec --strict
+                [ "$(grep -c 'request abandoned (exec)' "$C.exec.out")" = 4 ] || fail "not 4 requests ended at the exec"
+        else
+                # read afterwards, the exec is not seen (its new name is not watched): left in flight, and said so
+                grep -q '^\[stats\].* in_flight = 4,' "$C.exec.out" || fail "the 4 requests in flight are not counted"
+        fi
+
+        echo "== $cap 5. real programs' idiom at full speed, as JSON lines: every request, summaries exact"
         write_config "$C.idiom.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
                 'ring_pages = 8192;' 'records = [ "requests", "summary" ];' 'summary_interval = 1;' \
                 'output = { format = "json"; };'

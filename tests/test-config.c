@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "filter.h"
@@ -48,6 +49,25 @@ static void test_file_output(void) {
         CHECK_EQ(c->keep, 3);
         CHECK_EQ(c->mode, 0600);
         config_free(c);
+}
+
+/* A config a root daemon follows must be root's alone. */
+static void test_ownership(void) {
+        const char *path = write_conf("perm.conf", "ring_pages = 64;\n");
+        struct config *c = NULL;
+        char error[512] = "";
+        CHECK_EQ(chmod(path, 0666), 0);
+        CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EPERM);
+        CHECK_CONTAINS(error, "is writable by others (mode 0666): refused");
+        CHECK_EQ(chmod(path, 0640), 0);
+        CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
+        config_free(c);
+        c = NULL;
+        if (geteuid() == 0) {
+                CHECK_EQ(chown(path, 65534, 65534), 0);
+                CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EPERM);
+                CHECK_CONTAINS(error, "is owned by uid 65534, not root: refused");
+        }
 }
 
 static void test_records(void) {
@@ -131,6 +151,7 @@ int main(void) {
                 return 99;
         test_good();
         test_records();
+        test_ownership();
         test_file_output();
         expect_error("capture = \"kernel\";\n", 1, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
         expect_error("capture = 1;\n", 1, "capture must be one of");

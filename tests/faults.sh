@@ -1,0 +1,131 @@
+#!/bin/bash
+# What a daemon beside production databases must survive: valgrind's memcheck under load, a thousand reloads
+# with nothing growing, SIGKILL and a restart, hundreds of processes at once, a config anyone could have
+# written, a process that execs; and it keeps only the capabilities tracing needs.
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+mkdir -p "$T/w1"
+
+# An ASan build keeps freed memory in quarantine (RSS grows by design) and cannot run under valgrind.
+sanitized=
+ldd "$AIOTRACED" | grep -q libasan && sanitized=yes
+
+rss_kib() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\) kB$/\1/p' "/proc/$1/status"; }
+reloads() { grep -c '^\[info\] reloaded' "$1"; }
+
+for cap in bpf remote-read; do
+        C="$T/$cap"
+        echo "== $cap 1. the capabilities kept once the events are open"
+        write_config "$C.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-faults"; } );' 'drain_interval_ms = 5;' \
+                'records = [ "syscalls", "requests", "summary" ];' 'summary_interval = 1;'
+        start_daemon "$C.conf" "$C.caps.out"
+        want=0000000000080004 # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE
+        [ "$cap" = remote-read ] && want=0000004000080004 # and CAP_PERFMON, for new event sets
+        grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' "/proc/$DAEMON_PID/status" | tr '\n' ' '
+        echo
+        for f in CapEff CapPrm CapBnd; do
+                [ "$(sed -n "s/^$f:\t//p" "/proc/$DAEMON_PID/status")" = $want ] || fail "$f is not $want"
+        done
+        [ "$(sed -n 's/^NoNewPrivs:\t//p' "/proc/$DAEMON_PID/status")" = 1 ] || fail "no_new_privs not set"
+        # and it still traces, reloads, reads memory and paths
+        "$WORKLOAD" --comm aio-faults --truth "$C.caps.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 200 ||
+                fail "workload failed"
+        kill -HUP "$DAEMON_PID"
+        wait_for "$C.caps.out" '^\[info\] reloaded'
+        stop_daemon "$C.caps.out"
+        exact=--complete
+        [ "$cap" = bpf ] && exact=--strict
+        "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --trace "$C.caps.out" --truth "$C.caps.truth" $exact ||
+                fail "with fewer capabilities, the requests differ"
+
+        echo "== $cap 2. 1,000 reloads under load: none refused, nothing grows"
+        write_config "$C.rl.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-faults"; } );' \
+                'records = [ "summary" ];' 'summary_interval = 1;'
+        start_daemon "$C.rl.conf" "$C.rl.out"
+        "$WORKLOAD" --comm aio-faults --idiom 2 --rounds 100000000 --truth /dev/null --dir "$T/w1" &
+        load=$!
+        for i in $(seq 1000); do
+                kill -HUP "$DAEMON_PID"
+                while [ "$(reloads "$C.rl.out")" -lt "$i" ]; do sleep 0.001; done
+                [ "$i" = 200 ] && rss200=$(rss_kib "$DAEMON_PID")
+        done
+        rss1000=$(rss_kib "$DAEMON_PID")
+        kill "$load"
+        wait "$load" 2>/dev/null
+        stop_daemon "$C.rl.out"
+        echo "RSS after 200 reloads $rss200 KiB, after 1000 $rss1000 KiB"
+        [ -n "$sanitized" ] || [ $((rss1000 - rss200)) -le 256 ] ||
+                fail "RSS grew by $((rss1000 - rss200)) KiB over 800 reloads"
+        ! grep -q 'reload refused\|reload failed' "$C.rl.out" || fail "a reload was refused"
+
+        echo "== $cap 3. under valgrind's memcheck, under load, with a reload: no error, no leak"
+        if ! command -v valgrind >/dev/null; then
+                echo "no valgrind here: part skipped (apt-get install valgrind)"
+        elif [ -n "$sanitized" ]; then
+                echo "an ASan build: memcheck runs on the plain build"
+        else
+                AIOTRACED_WRAP="valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect
+                        --suppressions=$top_srcdir/tests/valgrind.supp -q" start_daemon_slow "$C.conf" "$C.vg.out"
+                "$WORKLOAD" --comm aio-faults --truth "$C.vg.truth" --dir "$T/w1" --linger-ms 200 || fail "workload failed"
+                "$WORKLOAD" --comm aio-faults --idiom 2 --rounds 300 --truth /dev/null --dir "$T/w1" ||
+                        fail "workload failed"
+                kill -HUP "$DAEMON_PID"
+                wait_for "$C.vg.out" '^\[info\] reloaded'
+                kill -INT "$DAEMON_PID"
+                wait "$DAEMON_PID"
+                rc=$?
+                DAEMON_PID=
+                grep -v 'unhandled eBPF command' "$C.vg.out.err" | head -40
+                [ "$rc" = 0 ] || fail "valgrind found errors (exit $rc)"
+                grep -q '^\[stats\]' "$C.vg.out" || fail "no stats line under valgrind"
+        fi
+done
+
+echo "== 4. killed with SIGKILL, then started again: it starts clean and traces"
+write_config "$T/k.conf" 'watch = ( { comm = "aio-faults"; } );' 'drain_interval_ms = 5;' "$CALLS"
+start_daemon "$T/k.conf" "$T/k1.out"
+kill -9 "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+DAEMON_PID=
+start_daemon "$T/k.conf" "$T/k2.out"
+"$WORKLOAD" --comm aio-faults --truth "$T/k.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 200 || fail "workload failed"
+stop_daemon "$T/k2.out"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/k2.out" --truth "$T/k.truth" --strict ||
+        fail "after a SIGKILL, the restarted daemon does not trace right"
+
+echo "== 5. 150 processes at once, two threads each, every one of their calls"
+write_config "$T/many.conf" 'watch = ( { comm = "aio-many"; } );' "$CALLS" 'ring_pages = 4096;'
+start_daemon "$T/many.conf" "$T/many.out"
+pids=()
+for i in $(seq 150); do
+        mkdir -p "$T/m$i"
+        "$WORKLOAD" --comm aio-many --truth "$T/m$i.truth" --dir "$T/m$i" --linger-ms 300 &
+        pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a workload failed"; done
+stop_daemon "$T/many.out"
+truths=()
+for i in $(seq 150); do truths+=(--truth "$T/m$i.truth"); done
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/many.out" "${truths[@]}" --strict ||
+        fail "calls of 150 processes differ from their truth"
+
+echo "== 6. a config anyone could have written is refused, at start and at reload"
+write_config "$T/w.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS"
+chmod 0666 "$T/w.conf"
+"$AIOTRACED" -f -c "$T/w.conf" >/dev/null 2>"$T/w.err"
+rc=$?
+cat "$T/w.err"
+[ $rc = 3 ] || fail "a config writable by others: exit $rc, not 3"
+grep -q 'is writable by others (mode 0666): refused' "$T/w.err" || fail "no reason given"
+chmod 0644 "$T/w.conf"
+chown 65534 "$T/w.conf"
+"$AIOTRACED" -f -c "$T/w.conf" >/dev/null 2>"$T/w.err" && fail "started on a config owned by uid 65534"
+grep -q 'is owned by uid 65534, not root: refused' "$T/w.err" || fail "no reason given for the owner"
+chown 0 "$T/w.conf"
+start_daemon "$T/w.conf" "$T/w.out"
+chmod 0666 "$T/w.conf"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/w.out" '^\[info\] reload refused, the running configuration stays: .*is writable by others'
+kill -0 "$DAEMON_PID" || fail "the daemon did not survive a refused reload"
+stop_daemon "$T/w.out"
+echo PASS
