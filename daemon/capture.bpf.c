@@ -211,22 +211,33 @@ static __always_inline struct thread_state *thread_state(void) {
         return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* Whether the current thread is watched; the globs run once per thread and command name. */
+/* Its process or the thread itself is on the watch list of ids. */
+static __always_inline int watched_by_id(const struct capture_watch *w) {
+        if (!w->n_ids)
+                return 0;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
+        return bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid);
+}
+
+/* What the watch list decides before any name is looked at: 1 watched (everything, or by id), 0 not (no
+ * list), -1 ask the names. */
+static __always_inline int watched_by_list(struct capture_watch **ret) {
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        *ret = w;
+        if (!w)
+                return 0;
+        return w->all || watched_by_id(w) ? 1 : -1;
+}
+
 /* Whether the current thread is watched; the globs run once per thread and command name (without task
  * storage, every time). */
 static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
-        __u32 zero = 0;
-        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
-        if (!w)
-                return 0;
-        if (w->all)
-                return 1;
-        if (w->n_ids) {
-                __u64 id = bpf_get_current_pid_tgid();
-                __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
-                if (bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid))
-                        return 1;
-        }
+        struct capture_watch *w;
+        int listed = watched_by_list(&w);
+        if (listed >= 0 || !w)
+                return listed > 0;
         __u32 n_globs = w->n_globs, generation = w->generation;
         if (n_globs == 0)
                 return 0;
@@ -258,16 +269,10 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
 /* Whether the thread was watched under the name it had before an exec: by id, or by the verdict it keeps from
  * its calls.  A thread that made no call under a watched name has no requests for the exec to end. */
 static __always_inline int was_watched(struct thread_state *ts) {
-        __u32 zero = 0;
-        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
-        if (!w)
-                return 0;
-        if (w->all)
-                return 1;
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
-        if (w->n_ids && (bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid)))
-                return 1;
+        struct capture_watch *w;
+        int listed = watched_by_list(&w);
+        if (listed >= 0 || !w)
+                return listed > 0;
         return ts && ts->verdict_valid && ts->generation == w->generation && ts->watched;
 }
 

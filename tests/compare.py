@@ -27,7 +27,8 @@ def kv(line):
 
 
 def parse_truth(path):
-    calls, process, migrations = [], None, []
+    """-> (process, calls in file order, migrations); each call has the paths its process's fds named then"""
+    calls, process, migrations, fds = [], None, [], {}
     cur = None
     with open(path) as f:
         for line in f:
@@ -36,8 +37,12 @@ def parse_truth(path):
             d = kv(line)
             if kind == 'process':
                 process = d
+            elif kind == 'file':
+                fds[d['fd']] = d['path']
+            elif kind == 'close':
+                fds.pop(d['fd'], None)
             elif kind == 'call':
-                cur = {'call': d, 'iocbs': [], 'events': [], 'timeout': None, 'ctx': None}
+                cur = {'call': d, 'iocbs': [], 'events': [], 'timeout': None, 'ctx': None, 'fds': dict(fds)}
                 calls.append(cur)
             elif kind == 'iocb':
                 cur['iocbs'].append(d)
@@ -472,13 +477,16 @@ def main():
           f'(stale/unreadable), {tally.wrong} wrong but printed as true'
           + (f'; {tally.journal_fields} {"JSON" if a.json else "journal"} fields checked'
              if a.journal or a.json else ''))
-    if tally.errors:
-        for e in tally.errors[:40]:
-            print('  ' + e)
-        if len(tally.errors) > 40:
-            print(f'  ... {len(tally.errors) - 40} more')
-        return 1
-    return 0
+    return report(tally)
+
+
+def report(tally):
+    """The first 40 errors; the exit status."""
+    for e in tally.errors[:40]:
+        print('  ' + e)
+    if len(tally.errors) > 40:
+        print(f'  ... {len(tally.errors) - 40} more')
+    return 1 if tally.errors else 0
 
 
 if __name__ == '__main__':

@@ -13,7 +13,7 @@ import re
 import statistics
 import sys
 
-from compare import OPS, Failure, Tally, hx, kv
+from compare import OPS, Failure, Tally, hx, parse_truth, report
 
 MESSAGE_ID_REQUEST = '3c9e1a7f5b2d4e8a9f6c0b1d2e3a4f52'
 MESSAGE_ID_SUMMARY = '6b2d8f4a0c1e4937b5a6d7e8f9c0a163'
@@ -28,31 +28,9 @@ SUM = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)\] summary over (?P<secs>[\d.]+
                  r'(?P<rest>.*)$')
 
 
-def parse_truth_requests(path):
-    """-> (process, calls in file order, each with the paths its fds named when it was recorded)"""
-    process, calls, fds, cur = None, [], {}, None
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip('\n')
-            kind = line.split(' ', 1)[0]
-            d = kv(line)
-            if kind == 'process':
-                process = d
-            elif kind == 'file':
-                fds[d['fd']] = d['path']
-            elif kind == 'close':
-                fds.pop(d['fd'], None)
-            elif kind == 'call':
-                cur = {'call': d, 'iocbs': [], 'events': [], 'fds': dict(fds)}
-                calls.append(cur)
-            elif kind in ('iocb', 'event'):
-                cur[kind + 's'].append(d)
-    return process, calls
-
-
 def expected_requests(truth_path, ended_by, per_process_limit):
     """Every accepted iocb, in submit order, with how it must end."""
-    process, calls = parse_truth_requests(truth_path)
+    process, calls, _ = parse_truth(truth_path)
     pid = process['pid']
     timeline = []  # (time, order, what, call)
     for n, c in enumerate(calls):
@@ -358,13 +336,7 @@ def main():
           f'the workload measured); values: {tally.correct} correct, {tally.marked} marked, {tally.wrong} wrong')
     if gaps and median_gap > LATENCY_MEDIAN_GAP_NS:
         tally.errors.append(f'latencies are {median_gap} ns shorter than the workload measured, at the median')
-    if tally.errors:
-        for e in tally.errors[:40]:
-            print('  ' + e)
-        if len(tally.errors) > 40:
-            print(f'  ... {len(tally.errors) - 40} more')
-        return 1
-    return 0
+    return report(tally)
 
 
 if __name__ == '__main__':

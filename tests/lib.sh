@@ -40,11 +40,27 @@ start_daemon() {
         ${AIOTRACED_WRAP:-} "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
         DAEMON_PID=$!
         for _ in $(seq "${START_TRIES:-500}"); do
-                grep -q '^\[info\] tracking aio starts' "$2" 2>/dev/null && return 0
+                grep -q "${START_PATTERN:-^\[info\] tracking aio starts}" "$2" 2>/dev/null && return 0
                 kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$2.err"; fail "aiotraced exited at start"; }
                 sleep 0.01
         done
         fail "aiotraced did not start within $(( ${START_TRIES:-500} / 100 )) s"
+}
+
+hold_and_kill() { # COMM TRUTH: a workload with requests in flight, killed with SIGKILL while it holds them
+        coproc HOLD { exec "$WORKLOAD" --comm "$1" --hold --truth "$2" --dir "$T/w1"; }
+        local hold_pid=$HOLD_PID line
+        read -r line <&"${HOLD[0]}"
+        [ "$line" = holding ] || fail "hold workload did not start"
+        sleep 0.2
+        kill -9 "$hold_pid"
+        wait "$hold_pid" 2>/dev/null
+        sleep 0.1
+}
+
+# JSON on standard output: the started line is a JSON object's message.
+start_daemon_json() {
+        START_PATTERN='"message":"\[info\] tracking aio starts' start_daemon "$@"
 }
 
 # Under valgrind, loading takes seconds.
@@ -82,7 +98,7 @@ stop_daemon() {
         local rc=$?
         DAEMON_PID=
         [ "$rc" = 0 ] || { cat "$1.err"; fail "aiotraced exited with $rc"; }
-        grep -q '^\[stats\] ' "$1" || fail "no stats line at exit"
+        grep -q '\[stats\] ' "$1" || fail "no stats line at exit" # a line of its own, or a JSON message
 }
 
 write_config() { # FILE, then config lines

@@ -48,14 +48,7 @@ scenarios() { # CAPTURE: bpf or remote-read
 
         echo "== $cap 4. a watched process killed with requests in flight"
         start_daemon "$C.calm.conf" "$C.kill.out"
-        coproc HOLD { exec "$WORKLOAD" --hold --truth "$C.kill.truth" --dir "$T/w1"; }
-        local hold_pid=$HOLD_PID line
-        read -r line <&"${HOLD[0]}"
-        [ "$line" = holding ] || fail "hold workload did not start"
-        sleep 0.2
-        kill -9 "$hold_pid"
-        wait "$hold_pid" 2>/dev/null
-        sleep 0.1
+        hold_and_kill aio-workload "$C.kill.truth"
         stop_daemon "$C.kill.out"
         compare --trace "$C.kill.out" --truth "$C.kill.truth"
         grep -q "io_submit(.*, 4, .*) \[retval = 4\]" "$C.kill.out" || fail "the submit before the kill is missing"

@@ -52,14 +52,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         write_config "$C.kill.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
                 'drain_interval_ms = 5;' "$ALL"
         start_daemon "$C.kill.conf" "$C.kill.out"
-        coproc HOLD { exec "$WORKLOAD" --comm aio-requests --hold --truth "$C.kill.truth" --dir "$T/w1"; }
-        local hold_pid=$HOLD_PID line
-        read -r line <&"${HOLD[0]}"
-        [ "$line" = holding ] || fail "hold workload did not start"
-        sleep 0.2
-        kill -9 "$hold_pid"
-        wait "$hold_pid" 2>/dev/null
-        sleep 0.1
+        hold_and_kill aio-requests "$C.kill.truth"
         stop_daemon "$C.kill.out"
         compare_requests --trace "$C.kill.out" --truth "$C.kill.truth" --killed $exact
         [ "$(grep -c 'request abandoned (process exit)' "$C.kill.out")" = 4 ] || fail "not 4 requests ended with the process"
@@ -85,30 +78,11 @@ scenarios() { # CAPTURE: bpf or remote-read
         start_daemon_json "$C.idiom.conf" "$C.idiom.json"
         "$WORKLOAD" --comm aio-requests --idiom 4 --rounds 2000 --truth "$C.idiom.truth" --dir "$T/w1" --linger-ms 300 ||
                 fail "workload failed"
-        stop_daemon_json "$C.idiom.json"
+        stop_daemon "$C.idiom.json"
         compare_requests --format json --trace "$C.idiom.json" --truth "$C.idiom.truth" ${exact/--complete/}
         "$PYTHON3" -c 'import json, sys
 for line in open(sys.argv[1]):
     json.loads(line)' "$C.idiom.json" || fail "a JSON line does not parse"
-}
-
-# JSON on standard output: the started line is a JSON object, not text.
-start_daemon_json() {
-        "$AIOTRACED" -f -c "$1" >"$2" 2>"$2.err" &
-        DAEMON_PID=$!
-        for _ in $(seq 500); do
-                grep -q '"message":"\[info\] tracking aio starts' "$2" 2>/dev/null && return 0
-                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$2.err"; fail "aiotraced exited at start"; }
-                sleep 0.01
-        done
-        fail "aiotraced did not start within 5 s"
-}
-stop_daemon_json() {
-        kill -INT "$DAEMON_PID"
-        wait "$DAEMON_PID"
-        local rc=$?
-        DAEMON_PID=
-        [ "$rc" = 0 ] || { cat "$1.err"; fail "aiotraced exited with $rc"; }
 }
 
 scenarios bpf
