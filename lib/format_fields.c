@@ -24,7 +24,7 @@ int request_priority(const struct request *r) {
 
 void request_fields(struct field_writer *w, const struct request *r) {
         str(w, "REQUEST", request_kind_name(r->kind));
-        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN)
+        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED)
                 str(w, "END", request_end_name(r->end));
         w->u64(w, "PID", r->pid);
         str(w, "COMM", r->comm);

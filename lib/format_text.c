@@ -301,12 +301,11 @@ static void format_request(struct outbuf *b, const struct request *r) {
         put_proc(b, r->comm, r->pid);
         outbuf_puts(b, "request ");
         outbuf_puts(b, request_kind_name(r->kind));
-        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN) {
+        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED) {
                 outbuf_puts(b, " (");
                 outbuf_puts(b, request_end_name(r->end));
                 outbuf_putc(b, ')');
-        } else if (r->kind == REQ_UNMATCHED)
-                outbuf_puts(b, " (its submit was not seen)");
+        }
         outbuf_puts(b, ": ");
         if (r->submit_known) {
                 const char *op = iocb_opcode_name(r->opcode);

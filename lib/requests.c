@@ -42,7 +42,8 @@ const char *request_end_name(enum request_end e) {
         static const char *const names[_END_MAX] = {
                 [END_REAPED] = "reaped",       [END_DESTROY] = "io_destroy", [END_EXIT] = "process exit",
                 [END_EXEC] = "exec",           [END_EVICTED] = "evicted",
-                [END_RESUBMITTED] = "iocb submitted again",
+                [END_RESUBMITTED] = "iocb submitted again", [END_SUBMIT_UNTRACKED] = "its submit was not tracked",
+                [END_SUBMIT_UNSEEN] = "its submit was not seen",
         };
         return e < _END_MAX ? names[e] : "?";
 }
@@ -434,9 +435,11 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
         uint32_t n = node_find(t, call->pid, ctx, ev->obj);
         if (n == NIL) {
                 *r = (struct request) { .pid = call->pid, .ctx = ctx, .iocb = ev->obj, .data = ev->data,
-                                        .kind = REQ_UNMATCHED };
-                if (p->forgotten > 0)
+                                        .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
+                if (p->forgotten > 0) {
                         p->forgotten--;
+                        r->end = END_SUBMIT_UNTRACKED;
+                }
         } else {
                 node_remove(t, n, p, r);
                 ev->fd = (int32_t) r->fd;
@@ -452,7 +455,8 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
         }
         r->reap_tid = call->tid;
         r->end_time = call->exit_time;
-        r->end = END_REAPED;
+        if (r->kind != REQ_UNMATCHED)
+                r->end = END_REAPED;
         r->has_result = true;
         r->res = ev->res;
         r->res2 = ev->res2;

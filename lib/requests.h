@@ -28,6 +28,8 @@ enum request_end {
         END_EXEC,
         END_EVICTED,
         END_RESUBMITTED, /* its iocb was submitted again: the completion in between was not seen */
+        END_SUBMIT_UNTRACKED, /* unmatched: its process had submits that could not be read, or were evicted */
+        END_SUBMIT_UNSEEN,    /* unmatched: nothing explains it (submitted before tracing began?) */
         _END_MAX,
 };
 

@@ -117,6 +117,7 @@ static void test_lifecycle(void) {
         /* the same iocb in another context of the same process is another request */
         reap(100, 0xb, 5100, 0, 1, 0, NULL);
         CHECK_EQ(got[4].kind, REQ_UNMATCHED);
+        CHECK_EQ(got[4].end, END_SUBMIT_UNSEEN);
         CHECK(!got[4].submit_known);
 
         /* data that disagrees with the submit: stale, not merged */
@@ -189,6 +190,7 @@ static void test_bounds(void) {
         n_got = 0;
         reap(100, 0xa, 2000, 0, 1, 0, NULL);
         CHECK_EQ(got[0].kind, REQ_UNMATCHED);
+        CHECK_EQ(got[0].end, END_SUBMIT_UNTRACKED);
         tracker_done(&t);
 
         /* in total: the oldest of all goes, whoever it belongs to; nodes grow up to the bound and no further */
