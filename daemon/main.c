@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -10,12 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
@@ -779,8 +779,10 @@ int main(int argc, char **argv) {
         }
         if (d.follow_failed)
                 log_error("%" PRIu64 " new threads of watched pids could not be followed", d.follow_failed);
-        if (d.dump && (fclose(d.dump) != 0 || d.dump_failed))
-                log_error("--dump %s: %" PRIu64 " records could not be written", dump_path, d.dump_failed + 1);
+        if (d.dump_failed)
+                log_error("--dump %s: %" PRIu64 " records could not be written", dump_path, d.dump_failed);
+        if (d.dump && fclose(d.dump) != 0)
+                log_error("--dump %s: the last records could not be written: %m", dump_path);
         d.dump = NULL;
         log_usage(&d);
         for (size_t i = 0; d.capture && i < d.perf.n_cpus; i++) {
@@ -794,6 +796,8 @@ int main(int argc, char **argv) {
         }
         engine_done(&d.engine);
 out:
+        if (d.dump)
+                fclose(d.dump);
         sink_free(d.sink);
         perf_session_close(&d.perf);
         bpf_capture_free(d.capture);

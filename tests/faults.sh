@@ -109,7 +109,18 @@ for i in $(seq 150); do truths+=(--truth "$T/m$i.truth"); done
 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/many.out" "${truths[@]}" --strict ||
         fail "calls of 150 processes differ from their truth"
 
-echo "== 6. a config anyone could have written is refused, at start and at reload"
+echo "== 6. --dump: every record the daemon read, replayed without root as it read them"
+write_config "$T/d.conf" 'watch = ( { comm = "aio-faults"; } );' 'drain_interval_ms = 5;' \
+        'records = [ "syscalls", "requests", "summary" ];'
+AIOTRACED_ARGS="--dump $T/d.dump" start_daemon "$T/d.conf" "$T/d.out"
+"$WORKLOAD" --comm aio-faults --truth "$T/d.truth" --dir "$T/w1" --pause-us 10000 || fail "workload failed"
+stop_daemon "$T/d.out"
+read_records=$(sed -n 's/^\[stats\] records = \([0-9]*\),.*/\1/p' "$T/d.out")
+"$top_builddir/tests/bench-replay" "$T/d.dump" 0.01 >"$T/replay.out" || fail "bench-replay failed"
+head -1 "$T/replay.out"
+grep -q ": $read_records records (" "$T/replay.out" || fail "the dump does not hold the $read_records records read"
+
+echo "== 7. a config anyone could have written is refused, at start and at reload"
 write_config "$T/w.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS"
 chmod 0666 "$T/w.conf"
 "$AIOTRACED" -f -c "$T/w.conf" >/dev/null 2>"$T/w.err"
