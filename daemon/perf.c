@@ -13,9 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpulist.h"
 #include "util.h"
 
-int online_cpus(int **ret, size_t *ret_n) {
+int online_cpus(const char *only, int **ret, size_t *ret_n) {
         char buf[4096];
         int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -25,46 +26,31 @@ int online_cpus(int **ret, size_t *ret_n) {
         if (n <= 0)
                 return n < 0 ? -errno : -EIO;
         buf[n] = 0;
-
-        size_t cap = 16, count = 0;
-        int *cpus = malloc(cap * sizeof(*cpus));
-        if (!cpus)
-                return -ENOMEM;
-        for (char *p = buf; *p && *p != '\n';) {
-                char *end;
-                long a = strtol(p, &end, 10), b = a;
-                if (end == p)
-                        goto bad;
-                if (*end == '-') {
-                        p = end + 1;
-                        b = strtol(p, &end, 10);
-                        if (end == p || b < a)
-                                goto bad;
+        _cleanup_(freep) int *online = NULL, *wanted = NULL;
+        size_t n_online, n_wanted;
+        int r = cpu_list_parse(buf, &online, &n_online);
+        if (r < 0 || !only) {
+                if (r >= 0) {
+                        *ret = TAKE_PTR(online);
+                        *ret_n = n_online;
                 }
-                for (long c = a; c <= b; c++) {
-                        if (count == cap) {
-                                int *q = realloc(cpus, 2 * cap * sizeof(*cpus));
-                                if (!q) {
-                                        free(cpus);
-                                        return -ENOMEM;
-                                }
-                                cpus = q;
-                                cap *= 2;
-                        }
-                        cpus[count++] = (int) c;
-                }
-                p = end;
-                if (*p == ',')
-                        p++;
+                return r;
         }
-        if (count == 0)
-                goto bad;
-        *ret = cpus;
-        *ret_n = count;
+        r = cpu_list_parse(only, &wanted, &n_wanted);
+        if (r < 0)
+                return r;
+        size_t k = 0;
+        for (size_t i = 0; i < n_online; i++)
+                for (size_t j = 0; j < n_wanted; j++)
+                        if (online[i] == wanted[j]) {
+                                online[k++] = online[i];
+                                break;
+                        }
+        if (k == 0)
+                return -ENOENT;
+        *ret = TAKE_PTR(online);
+        *ret_n = k;
         return 0;
-bad:
-        free(cpus);
-        return -EINVAL;
 }
 
 static int open_event(uint32_t type, uint64_t config, int cpu, unsigned ring_bytes) {

@@ -26,7 +26,8 @@ struct perf_session {
         struct ring *rings; /* one per CPU, for the engine */
 };
 
-int online_cpus(int **ret, size_t *ret_n);
+/* The online CPUs; with `only` (a CPU list), those of them it names (-ENOENT: none). */
+int online_cpus(const char *only, int **ret, size_t *ret_n);
 /* Open and map the rings; no tracepoint is attached yet. */
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
                       unsigned ring_pages, char *error, size_t error_size);

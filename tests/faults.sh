@@ -120,7 +120,19 @@ read_records=$(sed -n 's/^\[stats\] records = \([0-9]*\),.*/\1/p' "$T/d.out")
 head -1 "$T/replay.out"
 grep -q ": $read_records records (" "$T/replay.out" || fail "the dump does not hold the $read_records records read"
 
-echo "== 7. a config anyone could have written is refused, at start and at reload"
+echo "== 7. another CPU count: one CPU traced (AIOTRACED_CPUS), the workload kept on it: every call"
+write_config "$T/one.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS" 'drain_interval_ms = 5;'
+AIOTRACED_CPUS=1 start_daemon "$T/one.conf" "$T/one.out"
+grep -q '^\[info\] tracking aio starts at .*: 1 CPUs' "$T/one.out" || fail "not one CPU"
+taskset -c 1 "$WORKLOAD" --comm aio-faults --idiom 2 --rounds 300 --truth "$T/one.truth" --dir "$T/w1" ||
+        fail "workload failed"
+stop_daemon "$T/one.out"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/one.out" --truth "$T/one.truth" --strict ||
+        fail "on one CPU, the trace differs"
+AIOTRACED_CPUS=4095 "$AIOTRACED" -f -c "$T/one.conf" >/dev/null 2>"$T/none.err" && fail "started on no CPU"
+grep -q 'none of them is online' "$T/none.err" || fail "no reason given for no CPU"
+
+echo "== 8. a config anyone could have written is refused, at start and at reload"
 write_config "$T/w.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS"
 chmod 0666 "$T/w.conf"
 "$AIOTRACED" -f -c "$T/w.conf" >/dev/null 2>"$T/w.err"

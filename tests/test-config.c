@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpulist.h"
 #include "filter.h"
 #include "test.h"
 
@@ -68,6 +69,22 @@ static void test_ownership(void) {
                 CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EPERM);
                 CHECK_CONTAINS(error, "is owned by uid 65534, not root: refused");
         }
+}
+
+static void test_cpu_list(void) {
+        int *cpus = NULL;
+        size_t n = 0;
+        CHECK_EQ(cpu_list_parse("0-3,8,10-11\n", &cpus, &n), 0);
+        CHECK_EQ(n, 7);
+        if (cpus && n == 7)
+                CHECK(cpus[0] == 0 && cpus[3] == 3 && cpus[4] == 8 && cpus[5] == 10 && cpus[6] == 11);
+        free(cpus);
+        CHECK_EQ(cpu_list_parse("1", &cpus, &n), 0);
+        CHECK(n == 1 && cpus[0] == 1);
+        free(cpus);
+        static const char *const bad[] = { "", "x", "3-1", "-1", "1,,2", "0-999999", "1 2", "2-" };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                CHECK_EQ(cpu_list_parse(bad[i], &cpus, &n), -EINVAL);
 }
 
 static void test_records(void) {
@@ -152,6 +169,7 @@ int main(void) {
         test_good();
         test_records();
         test_ownership();
+        test_cpu_list();
         test_file_output();
         expect_error("capture = \"kernel\";\n", 1, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
         expect_error("capture = 1;\n", 1, "capture must be one of");
