@@ -332,15 +332,19 @@ static uint64_t tick_interval(const struct daemon *d, uint64_t watchdog_usec) {
 static void reload(struct daemon *d);
 static void notify_status(struct daemon *d, const char *prefix);
 
+/* The signals the loop takes through its signalfd.  Blocked from the start of main: READY=1 goes out before
+ * the loop runs, and a reload (SIGHUP) may follow at once. */
+static void daemon_signals(sigset_t *ret) {
+        sigemptyset(ret);
+        sigaddset(ret, SIGINT);
+        sigaddset(ret, SIGTERM);
+        sigaddset(ret, SIGHUP);
+        sigaddset(ret, SIGUSR1);
+}
+
 static int run(struct daemon *d) {
         sigset_t mask;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGUSR1);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
-        signal(SIGPIPE, SIG_IGN);
+        daemon_signals(&mask);
 
         _cleanup_(closep) int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         _cleanup_(closep) int tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -588,6 +592,10 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        sigset_t mask;
+        daemon_signals(&mask);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
         struct daemon d = { .config_path = CONFIG_DEFAULT_PATH };
         bool check_only = false, foreground = false;
         const char *dump_path = NULL;
