@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Write the seed inputs of fuzz-engine and fuzz-capture: records laid out as the kernel and the in-kernel capture
 write them (lib/ring.h, lib/capture.h), with the tracepoint ids of tests/fixtures.  Run from the source tree:
-    python3 tests/fuzz/make-seeds.py
+    python3 tests/fuzz/make-seeds.py [DUMP]
+With DUMP (aiotraced --dump of the tests' workload), also seeds-engine/recorded.bin: the first records as a
+real trace held them, on the CPUs they came from.
 """
 import os
 import re
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, '..', 'fixtures', 'tracefs', 'events')
@@ -120,5 +123,35 @@ def main():
         f.write(struct.pack('<Q', cbs[0]) + exit_capture('io_submit', 1, submit_segments[:2], files[:1], flags=2))
 
 
+def from_dump(path, limit=24000):
+    """A real trace: the dump's first records (up to limit bytes per ring), their ids mapped to the fixtures'."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    header, _, records = data.partition(b'records\n')
+    remap = {}
+    for line in header.decode().splitlines()[1:]:
+        _, system, name, ident = line.split()
+        remap[int(ident)] = tp_id(system, name)
+    rings, off = ([], []), 0
+    sizes = [0, 0]
+    while off + 8 <= len(records):
+        rtype, _, size = struct.unpack_from('<IHH', records, off)
+        rec = bytearray(records[off:off + size])
+        off += size
+        cpu = 0
+        if rtype == 9:
+            cpu = struct.unpack_from('<I', rec, 32)[0] & 1
+            ident = struct.unpack_from('<H', rec, 44)[0]
+            struct.pack_into('<H', rec, 44, remap.get(ident, ident))
+        if sizes[cpu] + size > limit:
+            break
+        rings[cpu].append(bytes(rec))
+        sizes[cpu] += size
+    with open(os.path.join(HERE, 'seeds-engine', 'recorded.bin'), 'wb') as f:
+        f.write(engine_seed(rings[0], rings[1]))
+
+
 if __name__ == '__main__':
     main()
+    if len(sys.argv) > 1:
+        from_dump(sys.argv[1])
