@@ -8,14 +8,12 @@
 #include "util.h"
 
 #define NIL UINT32_MAX
-#define EINPROGRESS_RET (-115) /* what io_cancel returns once it started cancelling (the event comes later) */
 
 struct req_node {
         struct request r;
         uint32_t hnext;        /* bucket chain */
         uint32_t gprev, gnext; /* every request, oldest first; gnext also links the free list */
         uint32_t pprev, pnext; /* its process's, oldest first */
-        bool used;
 };
 
 struct proc {
@@ -82,6 +80,14 @@ static struct proc *proc_find(struct tracker *t, uint32_t pid) {
         }
 }
 
+/* Where pid goes in a table that does not hold it. */
+static size_t proc_free_slot(const struct proc *slots, size_t cap, uint32_t pid) {
+        size_t i = hash_u64(pid) & (cap - 1);
+        while (slots[i].pid != 0)
+                i = (i + 1) & (cap - 1);
+        return i;
+}
+
 static int procs_grow(struct tracker *t) {
         size_t cap = t->procs_cap * 2;
         struct proc *old = t->procs, *slots = calloc(cap, sizeof(*slots));
@@ -91,12 +97,8 @@ static int procs_grow(struct tracker *t) {
         t->procs = slots;
         t->procs_cap = cap;
         for (size_t i = 0; i < old_cap; i++) {
-                if (old[i].pid == 0)
-                        continue;
-                size_t j = proc_home(t, old[i].pid);
-                while (slots[j].pid != 0)
-                        j = (j + 1) & (cap - 1);
-                slots[j] = old[i];
+                if (old[i].pid != 0)
+                        slots[proc_free_slot(slots, cap, old[i].pid)] = old[i];
         }
         free(old);
         return 0;
@@ -113,10 +115,7 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         if (!h)
                 return NULL;
         histogram_reset(h);
-        size_t i = proc_home(t, pid);
-        while (t->procs[i].pid != 0)
-                i = (i + 1) & (t->procs_cap - 1);
-        p = &t->procs[i];
+        p = &t->procs[proc_free_slot(t->procs, t->procs_cap, pid)];
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
@@ -166,18 +165,14 @@ static void rehash(struct tracker *t) {
         }
 }
 
-static int nodes_grow(struct tracker *t) {
-        size_t cap = MIN(t->nodes_cap * 2, t->nodes_limit);
-        if (cap <= t->nodes_cap)
-                return -ENOSPC;
+/* Room for cap nodes, the new ones on the free list, and buckets as many. */
+static int nodes_resize(struct tracker *t, size_t cap) {
         struct req_node *nodes = realloc(t->nodes, cap * sizeof(*nodes));
         if (!nodes)
                 return -ENOMEM;
         t->nodes = nodes;
-        for (size_t i = t->nodes_cap; i < cap; i++) {
-                nodes[i].used = false;
+        for (size_t i = t->nodes_cap; i < cap; i++)
                 nodes[i].gnext = i + 1 < cap ? (uint32_t) (i + 1) : t->free_head;
-        }
         t->free_head = (uint32_t) t->nodes_cap;
         t->nodes_cap = cap;
         size_t want = t->n_buckets;
@@ -192,6 +187,11 @@ static int nodes_grow(struct tracker *t) {
                 rehash(t);
         }
         return 0;
+}
+
+static int nodes_grow(struct tracker *t) {
+        size_t cap = MIN(t->nodes_cap * 2, t->nodes_limit);
+        return cap > t->nodes_cap ? nodes_resize(t, cap) : -ENOSPC;
 }
 
 /* Unlink node n from every list and return its slot to the free list; the request itself is moved out. */
@@ -221,7 +221,6 @@ static void node_remove(struct tracker *t, uint32_t n, struct proc *p, struct re
                 p->n_inflight--;
         }
         *ret = x->r;
-        x->used = false;
         x->gnext = t->free_head;
         t->free_head = n;
         t->used--;
@@ -374,7 +373,6 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
                 fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &x->r.path,
                               &x->r.path_state);
         }
-        x->used = true;
         size_t b = bucket_of(t, call->pid, ctx, cb->addr);
         x->hnext = t->buckets[b];
         t->buckets[b] = n;
@@ -492,7 +490,8 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                 if (call->ret == 0 && call->n_items == 1) {
                         /* an old kernel: the result comes back from io_cancel itself */
                         reap_one(t, p, call, &call->events[0], true);
-                } else if (call->ret == EINPROGRESS_RET && call->enter_seen) {
+                } else if (call->ret == -EINPROGRESS && call->enter_seen) {
+                        /* cancelling has begun: the event comes later, through io_getevents */
                         uint32_t n = node_find(t, call->pid, call->args[0], call->args[1]);
                         if (n != NIL)
                                 t->nodes[n].r.cancel_requested = true;
@@ -663,25 +662,17 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
         }
         for (size_t b = 0; b < t->n_buckets; b++)
                 t->buckets[b] = NIL;
-        t->nodes_cap = 0;
         /* the first nodes, then doubling as requests pile up */
-        size_t first = MIN(t->nodes_limit, (size_t) 1024);
-        t->nodes = malloc(first * sizeof(*t->nodes));
-        if (!t->nodes) {
+        if (nodes_resize(t, MIN(t->nodes_limit, (size_t) 1024)) < 0) {
                 tracker_done(t);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < first; i++)
-                t->nodes[i] = (struct req_node) { .gnext = i + 1 < first ? (uint32_t) (i + 1) : NIL };
-        t->free_head = 0;
-        t->nodes_cap = first;
         return 0;
 }
 
 void tracker_done(struct tracker *t) {
-        for (size_t i = 0; t->nodes && i < t->nodes_cap; i++)
-                if (t->nodes[i].used)
-                        path_str_unref(t->nodes[i].r.path);
+        for (uint32_t n = t->nodes ? t->oldest : NIL; n != NIL; n = t->nodes[n].gnext)
+                path_str_unref(t->nodes[n].r.path);
         for (size_t i = 0; t->pending && i < t->n_pending; i++)
                 path_str_unref(t->pending[i].path);
         for (size_t i = 0; t->procs && i < t->procs_cap; i++)
