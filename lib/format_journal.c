@@ -8,14 +8,19 @@
 #include "format_text.h"
 #include "util.h"
 
-/* A field is a length, then NAME=value; the length is patched once the value is written. */
-static size_t field_begin(struct outbuf *b, const char *name) {
+/* A field is a length, then PREFIXNAME=value; the length is patched once the value is written. */
+static size_t field_begin_prefixed(struct outbuf *b, const char *prefix, const char *name) {
         size_t at = b->len;
         uint32_t zero = 0;
         outbuf_put(b, &zero, sizeof(zero));
+        outbuf_puts(b, prefix);
         outbuf_puts(b, name);
         outbuf_putc(b, '=');
         return at;
+}
+
+static size_t field_begin(struct outbuf *b, const char *name) {
+        return field_begin_prefixed(b, "", name);
 }
 
 static void field_end(struct outbuf *b, size_t at, unsigned *n) {
@@ -132,13 +137,7 @@ struct journal_fields {
 };
 
 static size_t aio_field_begin(struct outbuf *b, const char *name) {
-        size_t at = b->len;
-        uint32_t zero = 0;
-        outbuf_put(b, &zero, sizeof(zero));
-        outbuf_puts(b, "AIO_");
-        outbuf_puts(b, name);
-        outbuf_putc(b, '=');
-        return at;
+        return field_begin_prefixed(b, "AIO_", name);
 }
 
 static void jf_str(struct field_writer *w, const char *name, const char *v, size_t len) {
