@@ -16,6 +16,22 @@ static void put_stale(struct outbuf *b, enum mem_state s) {
                 outbuf_puts(b, " [stale]");
 }
 
+/* What an iocb sets beyond op, fd, buffer and place: an iocb line's and a request's, alike. */
+static void put_iocb_options(struct outbuf *b, int32_t rw_flags, int16_t reqprio, uint32_t flags) {
+        if (rw_flags) {
+                outbuf_puts(b, ", rw_flags = ");
+                format_rw_flags(b, (uint32_t) rw_flags);
+        }
+        if (reqprio) {
+                outbuf_puts(b, ", reqprio = ");
+                outbuf_s64(b, reqprio);
+        }
+        if (flags) {
+                outbuf_puts(b, ", flags = ");
+                format_iocb_flags(b, flags);
+        }
+}
+
 static void put_iocb_fields(struct outbuf *b, const struct iocb_info *cb) {
         const char *op = iocb_opcode_name(cb->opcode);
         outbuf_puts(b, "op = ");
@@ -43,18 +59,7 @@ static void put_iocb_fields(struct outbuf *b, const struct iocb_info *cb) {
                 } else
                         put_state(b, cb->iov_state);
         }
-        if (cb->rw_flags) {
-                outbuf_puts(b, ", rw_flags = ");
-                format_rw_flags(b, (uint32_t) cb->rw_flags);
-        }
-        if (cb->reqprio) {
-                outbuf_puts(b, ", reqprio = ");
-                outbuf_s64(b, cb->reqprio);
-        }
-        if (cb->flags) {
-                outbuf_puts(b, ", flags = ");
-                format_iocb_flags(b, cb->flags);
-        }
+        put_iocb_options(b, cb->rw_flags, cb->reqprio, cb->flags);
         if (cb->flags & 1 /* IOCB_FLAG_RESFD */) {
                 outbuf_puts(b, ", resfd = ");
                 outbuf_u64(b, cb->resfd);
@@ -335,18 +340,7 @@ static void format_request(struct outbuf *b, const struct request *r) {
                         outbuf_u64(b, r->nbytes);
                 else
                         outbuf_putc(b, '?');
-                if (r->rw_flags) {
-                        outbuf_puts(b, ", rw_flags = ");
-                        format_rw_flags(b, (uint32_t) r->rw_flags);
-                }
-                if (r->flags) {
-                        outbuf_puts(b, ", flags = ");
-                        format_iocb_flags(b, r->flags);
-                }
-                if (r->reqprio) {
-                        outbuf_puts(b, ", reqprio = ");
-                        outbuf_s64(b, r->reqprio);
-                }
+                put_iocb_options(b, r->rw_flags, r->reqprio, r->flags);
                 outbuf_puts(b, ", ");
         }
         if (r->has_result) {
