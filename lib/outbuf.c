@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "outbuf.h"
 
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,34 +40,47 @@ static const char two_digits[201] =
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
 
-static size_t u64_to_dec(char tmp[static 20], uint64_t v) {
-        size_t n = 0;
+static const uint64_t powers_of_10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+        1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+        100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+        1000000000000000000ull, 10000000000000000000ull,
+};
+
+/* The number of decimal digits of v, from its bit length: 1233/4096 is just over log10(2). */
+static inline unsigned dec_digits(uint64_t v) {
+        unsigned t = ((unsigned) (64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+        return t + (v >= powers_of_10[t]) + (v == 0);
+}
+
+/* v's n digits written backwards from d + n, two per division */
+static inline void dec_write(char *d, uint64_t v, unsigned n) {
         while (v >= 100) {
-                unsigned d = (unsigned) (v % 100) * 2;
+                unsigned k = (unsigned) (v % 100) * 2;
                 v /= 100;
-                tmp[19 - n++] = two_digits[d + 1];
-                tmp[19 - n++] = two_digits[d];
+                d[--n] = two_digits[k + 1];
+                d[--n] = two_digits[k];
         }
         if (v >= 10) {
-                tmp[19 - n++] = two_digits[v * 2 + 1];
-                tmp[19 - n++] = two_digits[v * 2];
+                d[--n] = two_digits[v * 2 + 1];
+                d[--n] = two_digits[v * 2];
         } else
-                tmp[19 - n++] = (char) ('0' + v);
-        return n;
+                d[--n] = (char) ('0' + v);
 }
 
 void outbuf_u64(struct outbuf *b, uint64_t v) {
-        char tmp[20];
-        size_t n = u64_to_dec(tmp, v);
-        outbuf_put(b, tmp + 20 - n, n);
+        unsigned n = dec_digits(v);
+        if (!outbuf_reserve(b, n))
+                return;
+        dec_write(b->data + b->len, v, n);
+        b->len += n;
 }
 
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
-        char tmp[20];
-        size_t n = u64_to_dec(tmp, v);
-        for (size_t i = n; i < width; i++)
+        unsigned n = dec_digits(v);
+        for (unsigned i = n; i < width; i++)
                 outbuf_putc(b, ' ');
-        outbuf_put(b, tmp + 20 - n, n);
+        outbuf_u64(b, v);
 }
 
 void outbuf_s64(struct outbuf *b, int64_t v) {
@@ -79,16 +93,27 @@ void outbuf_s64(struct outbuf *b, int64_t v) {
 
 static const char hexdigits[] = "0123456789abcdef";
 
+/* Eight hex digits of v's low 32 bits, most significant first, in one word: each nibble spread to a byte, then
+ * made a digit or a letter ('a' - '0' - 10 = 39 more where the nibble is above 9). */
+static inline uint64_t hex8(uint32_t v) {
+        uint64_t x = v;
+        x = (x | (x << 16)) & 0x0000ffff0000ffffull;
+        x = (x | (x << 8)) & 0x00ff00ff00ff00ffull;
+        x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0full;
+        uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+        x += 0x3030303030303030ull + letters * 39;
+        return htobe64(x); /* the most significant digit sits in the top byte: first in memory */
+}
+
 void outbuf_ptr(struct outbuf *b, uint64_t v) {
         if (!outbuf_reserve(b, 18))
                 return;
-        char *tmp = b->data + b->len;
-        tmp[0] = '0';
-        tmp[1] = 'x';
-        for (int i = 0; i < 8; i++, v >>= 8) {
-                tmp[17 - 2 * i] = hexdigits[v & 0xf];
-                tmp[16 - 2 * i] = hexdigits[(v >> 4) & 0xf];
-        }
+        char *d = b->data + b->len;
+        uint64_t hi = hex8((uint32_t) (v >> 32)), lo = hex8((uint32_t) v);
+        d[0] = '0';
+        d[1] = 'x';
+        memcpy(d + 2, &hi, 8);
+        memcpy(d + 10, &lo, 8);
         b->len += 18;
 }
 

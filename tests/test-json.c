@@ -25,8 +25,52 @@ static void reference(struct outbuf *b, const unsigned char *s, size_t n) {
         outbuf_putc(b, '"');
 }
 
+/* Decimal and hexadecimal conversions against printf: every power of ten and its neighbours, every power of two
+ * and its neighbours, and random values of every length. */
+static void test_numbers(void) {
+        struct outbuf got = {};
+        char want[128];
+        uint64_t values[400];
+        size_t n = 0;
+        uint64_t p = 1;
+        for (int i = 0; i < 20; i++, p *= 10) {
+                values[n++] = p - 1;
+                values[n++] = p;
+                values[n++] = p + 1;
+        }
+        for (int i = 0; i < 64; i++) {
+                values[n++] = (1ull << i) - 1;
+                values[n++] = 1ull << i;
+        }
+        values[n++] = UINT64_MAX;
+        uint64_t x = 88172645463325252ull;
+        while (n < 400) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                values[n++] = x >> (x % 64);
+        }
+        for (size_t i = 0; i < n; i++) {
+                uint64_t v = values[i];
+                outbuf_reset(&got);
+                outbuf_u64(&got, v);
+                outbuf_putc(&got, ' ');
+                outbuf_s64(&got, (int64_t) v);
+                outbuf_putc(&got, ' ');
+                outbuf_ptr(&got, v);
+                outbuf_putc(&got, ' ');
+                outbuf_hex(&got, v);
+                outbuf_putc(&got, '[');
+                outbuf_u64_width(&got, v, 4);
+                outbuf_putc(&got, 0);
+                snprintf(want, sizeof(want), "%" PRIu64 " %" PRId64 " 0x%016" PRIx64 " 0x%" PRIx64 "[%4" PRIu64, v,
+                         (int64_t) v, v, v, v);
+                CHECK_STR(got.data, want);
+        }
+        outbuf_free(&got);
+}
+
 int main(void) {
         struct outbuf got = {}, want = {};
+        test_numbers();
         unsigned char s[64];
         uint64_t x = 12345;
         for (int round = 0; round < 200000; round++) {
