@@ -411,6 +411,29 @@ static void run_truth(void) {
         pp[0] = new_iocb(99, a, buf, 512, 0);
         do_submit(ctx, 1, pp, 1);
 
+        /* An io_submit that fails part way: the second of three on a closed fd, so one is taken. */
+        pp = ptr_array(3);
+        pp[0] = new_iocb(IOCB_CMD_PREAD, a, buf, 512, 0);
+        pp[1] = new_iocb(IOCB_CMD_PREAD, 999, buf + 4096, 512, 0);
+        pp[2] = new_iocb(IOCB_CMD_PREAD, a, buf + 8192, 512, 0);
+        r = do_submit(ctx, 3, pp, 3);
+        reap(ctx, r > 0 ? r : 0, false);
+
+        /* io_event arrays in the unmapped page and across its start: the kernel copies the events it has at once or
+         * none (EFAULT), and consumes only what it copied, so a later reap gets the rest. */
+        pp = ptr_array(2);
+        pp[0] = new_iocb(IOCB_CMD_PREAD, a, buf, 512, 0);
+        pp[1] = new_iocb(IOCB_CMD_PREAD, b, buf + 4096, 512, 4096);
+        r = do_submit(ctx, 2, pp, 2);
+        usleep(20000); /* both done, most likely: one copy of two events */
+        struct timespec *brief = calloc(1, sizeof(*brief));
+        brief->tv_nsec = 100000000;
+        struct io_event *unmapped_events = (struct io_event *) (guard + page);
+        long got = do_getevents(false, ctx, 1, 2, unmapped_events, brief);
+        long more = do_getevents(false, ctx, 1, 2, unmapped_events - 1, brief);
+        got = (got > 0 ? got : 0) + (more > 0 ? more : 0);
+        reap(ctx, r > got ? r - got : 0, false);
+
         /* A poll that cannot complete, cancelled. */
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
