@@ -539,6 +539,7 @@ static void keep_restart_only(struct daemon *d, struct config *nc) {
         nc->max_inflight = old->max_inflight;
         nc->max_inflight_per_process = old->max_inflight_per_process;
         nc->format = old->format;
+        nc->json_message = old->json_message;
 }
 
 /* SIGHUP: read the config again and apply its selection to the open events, without a gap; a config that
@@ -727,7 +728,7 @@ int main(int argc, char **argv) {
         bool to_file = !foreground && d.config->sink == SINK_FILE;
         r = to_journal ? sink_journal_new(d.max_iocbs, (size_t) d.config->queue_kib * 1024, &d.sink)
             : to_file  ? sink_file_new(d.config, d.max_iocbs, &d.sink)
-                       : sink_fd_new(STDOUT_FILENO, d.config->format, d.max_iocbs, &d.sink);
+                       : sink_fd_new(STDOUT_FILENO, d.config, d.max_iocbs, &d.sink);
         if (r < 0) {
                 if (to_file)
                         log_error("output.path %s: %s", d.config->path,

@@ -218,6 +218,10 @@ static int parse_output(const struct parse *p, const config_setting_t *g, struct
                                 c->format = OUTPUT_JSON;
                         else
                                 return fail(p, s, "output.format \"%s\" is not available (known: text, json)", v);
+                } else if (strcmp(name, "json_message") == 0) {
+                        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+                                return fail(p, s, "output.json_message must be true or false");
+                        c->json_message = config_setting_get_bool(s);
                 } else if (strcmp(name, "path") == 0) {
                         if (!v || v[0] != '/' || strlen(v) >= sizeof(c->path))
                                 return fail(p, s, "output.path must be an absolute path (at most %zu bytes)",
@@ -240,8 +244,8 @@ static int parse_output(const struct parse *p, const config_setting_t *g, struct
                         if (r < 0)
                                 return r;
                 } else
-                        return fail(p, s, "unknown key 'output.%s' (known: sink, format, path, max_size, keep, mode, "
-                                          "queue_kib)", name);
+                        return fail(p, s, "unknown key 'output.%s' (known: sink, format, json_message, path, max_size, "
+                                          "keep, mode, queue_kib)", name);
         }
         if (c->sink == SINK_FILE && !c->path[0])
                 return fail(p, g, "output.sink = \"file\" needs output.path");

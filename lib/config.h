@@ -63,6 +63,7 @@ struct config {
         unsigned records;          /* RECORD_* */
         unsigned summary_interval; /* seconds */
         enum output_format format;
+        bool json_message; /* JSON: the text layout as "message" on calls, requests and summaries too */
         enum output_sink sink;
         unsigned queue_kib; /* the journal sink's queue */
         char path[4096];    /* the file sink's */

@@ -8,11 +8,10 @@
 #include "util.h"
 
 const double summary_percentiles[SUMMARY_PERCENTILES] = { 50, 90, 99, 99.9 };
-const char *const summary_percentile_names[SUMMARY_PERCENTILES] = { "P50", "P90", "P99", "P999" };
-
-static void str(struct field_writer *w, const char *name, const char *v) {
-        w->str(w, name, v, strlen(v));
-}
+static const struct field_name percentile_names[SUMMARY_PERCENTILES] = {
+        FIELD_NAME_INIT("LAT_P50_NSEC", "lat_p50_nsec"), FIELD_NAME_INIT("LAT_P90_NSEC", "lat_p90_nsec"),
+        FIELD_NAME_INIT("LAT_P99_NSEC", "lat_p99_nsec"), FIELD_NAME_INIT("LAT_P999_NSEC", "lat_p999_nsec"),
+};
 
 int request_priority(const struct request *r) {
         if (r->kind == REQ_STALE || r->kind == REQ_UNMATCHED || r->kind == REQ_UNKNOWN || r->end == END_EVICTED)
@@ -23,53 +22,53 @@ int request_priority(const struct request *r) {
 }
 
 void request_fields(struct field_writer *w, const struct request *r) {
-        str(w, "REQUEST", request_kind_name(r->kind));
+        w->word(w, FIELD_NAME("REQUEST", "request"), request_kind_name(r->kind));
         if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED)
-                str(w, "END", request_end_name(r->end));
-        w->u64(w, "PID", r->pid);
-        str(w, "COMM", r->comm);
-        w->ptr(w, "CTX", r->ctx);
-        w->ptr(w, "IOCB", r->iocb);
-        w->ptr(w, "DATA", r->data);
+                w->word(w, FIELD_NAME("END", "end"), request_end_name(r->end));
+        w->u64(w, FIELD_NAME("PID", "pid"), r->pid);
+        w->str(w, FIELD_NAME("COMM", "comm"), r->comm, strlen(r->comm));
+        w->ptr(w, FIELD_NAME("CTX", "ctx"), r->ctx);
+        w->ptr(w, FIELD_NAME("IOCB", "iocb"), r->iocb);
+        w->ptr(w, FIELD_NAME("DATA", "data"), r->data);
         if (r->kind == REQ_STALE)
-                w->ptr(w, "EVENT_DATA", r->event_data);
+                w->ptr(w, FIELD_NAME("EVENT_DATA", "event_data"), r->event_data);
         if (r->submit_known) {
                 const char *op = iocb_opcode_name(r->opcode);
                 if (op)
-                        str(w, "OP", op);
+                        w->word(w, FIELD_NAME("OP", "op"), op);
                 else
-                        w->u64(w, "OP", r->opcode);
-                w->u64(w, "FD", r->fd);
+                        w->u64(w, FIELD_NAME("OP", "op"), r->opcode);
+                w->u64(w, FIELD_NAME("FD", "fd"), r->fd);
                 if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED))
-                        w->str(w, "PATH", r->path->s, r->path->len);
+                        w->str(w, FIELD_NAME("PATH", "path"), r->path->s, r->path->len);
                 if (r->path_state != PATH_OK && r->path_state != PATH_NONE)
-                        str(w, "PATH_STATE", path_state_name(r->path_state));
-                w->s64(w, "OFFSET", r->offset);
+                        w->word(w, FIELD_NAME("PATH_STATE", "path_state"), path_state_name(r->path_state));
+                w->s64(w, FIELD_NAME("OFFSET", "offset"), r->offset);
                 if (r->nbytes_known)
-                        w->u64(w, "NBYTES", r->nbytes);
+                        w->u64(w, FIELD_NAME("NBYTES", "nbytes"), r->nbytes);
                 if (r->rw_flags)
-                        w->ptr(w, "RW_FLAGS", (uint32_t) r->rw_flags);
+                        w->ptr(w, FIELD_NAME("RW_FLAGS", "rw_flags"), (uint32_t) r->rw_flags);
                 if (r->flags)
-                        w->ptr(w, "FLAGS", r->flags);
+                        w->ptr(w, FIELD_NAME("FLAGS", "flags"), r->flags);
                 if (r->reqprio)
-                        w->s64(w, "REQPRIO", r->reqprio);
-                w->u64(w, "SUBMIT_TID", r->submit_tid);
-                w->u64(w, "SUBMIT_NSEC", r->submit_time);
+                        w->s64(w, FIELD_NAME("REQPRIO", "reqprio"), r->reqprio);
+                w->u64(w, FIELD_NAME("SUBMIT_TID", "submit_tid"), r->submit_tid);
+                w->u64(w, FIELD_NAME("SUBMIT_NSEC", "submit_nsec"), r->submit_time);
         }
         if (r->has_result) {
-                w->s64(w, "RES", r->res);
+                w->s64(w, FIELD_NAME("RES", "res"), r->res);
                 if (result_is_errno(r->res)) {
                         char name[16];
-                        str(w, "ERRNO", errno_name((int) -r->res, name));
+                        w->word(w, FIELD_NAME("ERRNO", "errno"), errno_name((int) -r->res, name));
                 }
-                w->s64(w, "RES2", r->res2);
-                w->u64(w, "REAP_TID", r->reap_tid);
+                w->s64(w, FIELD_NAME("RES2", "res2"), r->res2);
+                w->u64(w, FIELD_NAME("REAP_TID", "reap_tid"), r->reap_tid);
         }
         if (r->submit_known && r->end_time >= r->submit_time) {
                 if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED)
-                        w->u64(w, "LATENCY_NSEC", r->end_time - r->submit_time);
+                        w->u64(w, FIELD_NAME("LATENCY_NSEC", "latency_nsec"), r->end_time - r->submit_time);
                 else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN)
-                        w->u64(w, "INFLIGHT_NSEC", r->end_time - r->submit_time);
+                        w->u64(w, FIELD_NAME("INFLIGHT_NSEC", "inflight_nsec"), r->end_time - r->submit_time);
         }
 }
 
@@ -80,52 +79,53 @@ static uint64_t sum_ops(const uint64_t *by_op) {
         return n;
 }
 
+/* prefix_<op> for each op seen: its names made here (a summary is rare) */
 static void per_op(struct field_writer *w, const char *prefix, const uint64_t *by_op) {
         for (unsigned i = 0; i < REQ_OPS; i++) {
                 const char *op = request_op_index_name(i);
                 if (!op || !by_op[i])
                         continue;
-                char name[40], upper[16];
-                size_t k = 0;
-                for (; op[k] && k < sizeof(upper) - 1; k++)
-                        upper[k] = (char) (op[k] - 'a' + 'A');
-                upper[k] = 0;
-                snprintf(name, sizeof(name), "%s_%s", prefix, upper);
-                w->u64(w, name, by_op[i]);
+                char stem[24];
+                snprintf(stem, sizeof(stem), "%s_%s", prefix, op);
+                size_t n = strlen(stem);
+                struct field_name name = { .journal = "AIO_", .journal_len = (uint8_t) (n + 5),
+                                           .json_len = (uint8_t) (n + 4) };
+                for (size_t k = 0; k < n; k++)
+                        name.journal[4 + k] = stem[k] >= 'a' && stem[k] <= 'z' ? (char) (stem[k] - 'a' + 'A') : stem[k];
+                name.journal[4 + n] = '=';
+                snprintf(name.json, sizeof(name.json), ",\"%s\":", stem);
+                w->u64(w, &name, by_op[i]);
         }
 }
 
 void summary_fields(struct field_writer *w, const struct proc_summary *s) {
         const struct proc_interval *iv = s->iv;
-        w->u64(w, "PID", s->pid);
-        str(w, "COMM", s->comm);
-        w->u64(w, "SUMMARY_INTERVAL_NSEC", s->end - s->start);
-        w->u64(w, "SUBMITTED", sum_ops(iv->submitted));
-        per_op(w, "SUBMITTED", iv->submitted);
-        w->u64(w, "COMPLETED", sum_ops(iv->completed));
-        per_op(w, "COMPLETED", iv->completed);
-        w->u64(w, "BYTES_READ", iv->bytes_read);
-        w->u64(w, "BYTES_WRITTEN", iv->bytes_written);
-        w->u64(w, "ERRORS", iv->errors);
-        w->u64(w, "CANCELLED", iv->cancelled);
-        w->u64(w, "ABANDONED", iv->abandoned);
+        w->u64(w, FIELD_NAME("PID", "pid"), s->pid);
+        w->str(w, FIELD_NAME("COMM", "comm"), s->comm, strlen(s->comm));
+        w->u64(w, FIELD_NAME("SUMMARY_INTERVAL_NSEC", "summary_interval_nsec"), s->end - s->start);
+        w->u64(w, FIELD_NAME("SUBMITTED", "submitted"), sum_ops(iv->submitted));
+        per_op(w, "submitted", iv->submitted);
+        w->u64(w, FIELD_NAME("COMPLETED", "completed"), sum_ops(iv->completed));
+        per_op(w, "completed", iv->completed);
+        w->u64(w, FIELD_NAME("BYTES_READ", "bytes_read"), iv->bytes_read);
+        w->u64(w, FIELD_NAME("BYTES_WRITTEN", "bytes_written"), iv->bytes_written);
+        w->u64(w, FIELD_NAME("ERRORS", "errors"), iv->errors);
+        w->u64(w, FIELD_NAME("CANCELLED", "cancelled"), iv->cancelled);
+        w->u64(w, FIELD_NAME("ABANDONED", "abandoned"), iv->abandoned);
         if (iv->stale)
-                w->u64(w, "STALE", iv->stale);
+                w->u64(w, FIELD_NAME("STALE", "stale"), iv->stale);
         if (iv->unmatched)
-                w->u64(w, "UNMATCHED", iv->unmatched);
+                w->u64(w, FIELD_NAME("UNMATCHED", "unmatched"), iv->unmatched);
         if (iv->unknown)
-                w->u64(w, "UNKNOWN", iv->unknown);
-        w->u64(w, "INFLIGHT", s->inflight);
-        w->u64(w, "INFLIGHT_MAX", iv->inflight_max);
-        w->u64(w, "LAT_SAMPLES", s->latency->count);
+                w->u64(w, FIELD_NAME("UNKNOWN", "unknown"), iv->unknown);
+        w->u64(w, FIELD_NAME("INFLIGHT", "inflight"), s->inflight);
+        w->u64(w, FIELD_NAME("INFLIGHT_MAX", "inflight_max"), iv->inflight_max);
+        w->u64(w, FIELD_NAME("LAT_SAMPLES", "lat_samples"), s->latency->count);
         if (s->latency->count) {
-                for (unsigned i = 0; i < SUMMARY_PERCENTILES; i++) {
-                        char name[32];
-                        snprintf(name, sizeof(name), "LAT_%s_NSEC", summary_percentile_names[i]);
-                        w->u64(w, name, histogram_percentile(s->latency, summary_percentiles[i]));
-                }
-                w->u64(w, "LAT_MAX_NSEC", s->latency->max);
+                for (unsigned i = 0; i < SUMMARY_PERCENTILES; i++)
+                        w->u64(w, &percentile_names[i], histogram_percentile(s->latency, summary_percentiles[i]));
+                w->u64(w, FIELD_NAME("LAT_MAX_NSEC", "lat_max_nsec"), s->latency->max);
         }
         if (s->last)
-                str(w, "SUMMARY_LAST", "yes");
+                w->word(w, FIELD_NAME("SUMMARY_LAST", "summary_last"), "yes");
 }

@@ -8,19 +8,28 @@
 #include "format_text.h"
 #include "util.h"
 
-/* A field is a length, then PREFIXNAME=value; the length is patched once the value is written. */
-static size_t field_begin_prefixed(struct outbuf *b, const char *prefix, const char *name) {
+/* A field is a length, then NAME=value; the length is patched once the value is written.  Names come with their
+ * lengths, known at compile time. */
+#define NAME(n) n "=", sizeof(n "=") - 1
+
+/* Inlined: a literal name is copied by size */
+static _always_inline_ size_t field_begin(struct outbuf *b, const char *name, size_t name_len) {
         size_t at = b->len;
-        uint32_t zero = 0;
-        outbuf_put(b, &zero, sizeof(zero));
-        outbuf_puts(b, prefix);
-        outbuf_puts(b, name);
-        outbuf_putc(b, '=');
+        if (!outbuf_reserve(b, sizeof(uint32_t) + name_len))
+                return at;
+        memset(b->data + at, 0, sizeof(uint32_t));
+        memcpy(b->data + at + sizeof(uint32_t), name, name_len);
+        b->len += sizeof(uint32_t) + name_len;
         return at;
 }
 
-static size_t field_begin(struct outbuf *b, const char *name) {
-        return field_begin_prefixed(b, "", name);
+/* A shared field's name: padded, copied by its fixed size */
+static size_t field_begin_named(struct outbuf *b, const struct field_name *name) {
+        size_t at = b->len;
+        uint32_t zero = 0;
+        outbuf_put(b, &zero, sizeof(zero));
+        field_name_put(b, name->journal, name->journal_len);
+        return at;
 }
 
 static void field_end(struct outbuf *b, size_t at, unsigned *n) {
@@ -31,39 +40,48 @@ static void field_end(struct outbuf *b, size_t at, unsigned *n) {
         (*n)++;
 }
 
-static void field_str(struct outbuf *b, unsigned *n, const char *name, const char *v, size_t len) {
-        size_t at = field_begin(b, name);
+static _always_inline_ void field_str(struct outbuf *b, unsigned *n, const char *name,
+                                      size_t name_len, const char *v, size_t len) {
+        size_t at = field_begin(b, name, name_len);
         outbuf_put(b, v, len);
         field_end(b, at, n);
 }
 
-static void field_u64(struct outbuf *b, unsigned *n, const char *name, uint64_t v) {
-        size_t at = field_begin(b, name);
+static _always_inline_ void field_u64(struct outbuf *b, unsigned *n, const char *name,
+                                      size_t name_len, uint64_t v) {
+        size_t at = field_begin(b, name, name_len);
         outbuf_u64(b, v);
         field_end(b, at, n);
 }
 
-static void field_s64(struct outbuf *b, unsigned *n, const char *name, int64_t v) {
-        size_t at = field_begin(b, name);
+static _always_inline_ void field_s64(struct outbuf *b, unsigned *n, const char *name,
+                                      size_t name_len, int64_t v) {
+        size_t at = field_begin(b, name, name_len);
         outbuf_s64(b, v);
         field_end(b, at, n);
 }
 
-static void field_ptr(struct outbuf *b, unsigned *n, const char *name, uint64_t v) {
-        size_t at = field_begin(b, name);
+static _always_inline_ void field_ptr(struct outbuf *b, unsigned *n, const char *name,
+                                      size_t name_len, uint64_t v) {
+        size_t at = field_begin(b, name, name_len);
         outbuf_ptr(b, v);
         field_end(b, at, n);
 }
 
 static void common(struct outbuf *b, unsigned *n, const char *message_id, int priority) {
-        field_str(b, n, "MESSAGE_ID", message_id, strlen(message_id));
-        field_u64(b, n, "PRIORITY", (uint64_t) priority);
-        field_str(b, n, "SYSLOG_IDENTIFIER", "aiotraced", 9);
+        field_str(b, n, NAME("MESSAGE_ID"), message_id, strlen(message_id));
+        field_u64(b, n, NAME("PRIORITY"), (uint64_t) priority);
+        field_str(b, n, NAME("SYSLOG_IDENTIFIER"), "aiotraced", 9);
 }
 
-static void message(struct outbuf *b, struct outbuf *text, unsigned *n, const struct entry *e, unsigned max_iocbs) {
-        size_t len = format_text_message(text, e, max_iocbs);
-        field_str(b, n, "MESSAGE", text->data, len);
+/* The text layout, written in place: without its last newline, which journalctl adds. */
+static void message(struct outbuf *b, unsigned *n, const struct entry *e, unsigned max_iocbs) {
+        size_t at = field_begin(b, NAME("MESSAGE"));
+        size_t start = b->len;
+        format_text(b, e, max_iocbs);
+        if (!b->failed && b->len > start && b->data[b->len - 1] == '\n')
+                b->len--;
+        field_end(b, at, n);
 }
 
 /* Anything the call printed as not vouched for makes it a warning. */
@@ -83,46 +101,46 @@ static bool call_has_doubt(const struct aio_call *c) {
 
 static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c) {
         const char *name = aio_syscall_name(c->syscall);
-        field_u64(b, n, "OBJECT_PID", c->pid);
-        field_u64(b, n, "AIO_PID", c->pid);
-        field_u64(b, n, "AIO_TID", c->tid);
-        field_str(b, n, "AIO_COMM", c->comm, strlen(c->comm));
-        field_str(b, n, "AIO_SYSCALL", name, strlen(name));
-        field_s64(b, n, "AIO_RET", c->ret);
+        field_u64(b, n, NAME("OBJECT_PID"), c->pid);
+        field_u64(b, n, NAME("AIO_PID"), c->pid);
+        field_u64(b, n, NAME("AIO_TID"), c->tid);
+        field_str(b, n, NAME("AIO_COMM"), c->comm, strlen(c->comm));
+        field_str(b, n, NAME("AIO_SYSCALL"), name, strlen(name));
+        field_s64(b, n, NAME("AIO_RET"), c->ret);
         if (result_is_errno(c->ret)) {
                 char errname[16];
                 const char *e = errno_name((int) -c->ret, errname);
-                field_str(b, n, "AIO_ERRNO", e, strlen(e));
+                field_str(b, n, NAME("AIO_ERRNO"), e, strlen(e));
         }
         if (!c->enter_seen)
                 return;
-        field_u64(b, n, "AIO_DURATION_NSEC", c->exit_time - c->enter_time);
+        field_u64(b, n, NAME("AIO_DURATION_NSEC"), c->exit_time - c->enter_time);
         switch (c->syscall) {
         case AIO_IO_SETUP:
-                field_u64(b, n, "AIO_NR_EVENTS", c->args[0]);
+                field_u64(b, n, NAME("AIO_NR_EVENTS"), c->args[0]);
                 if (c->aux_state == MEM_OK)
-                        field_ptr(b, n, "AIO_CTX", c->aux[0]);
+                        field_ptr(b, n, NAME("AIO_CTX"), c->aux[0]);
                 break;
         case AIO_IO_DESTROY:
-                field_ptr(b, n, "AIO_CTX", c->args[0]);
+                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
                 break;
         case AIO_IO_SUBMIT:
-                field_ptr(b, n, "AIO_CTX", c->args[0]);
-                field_s64(b, n, "AIO_NR", (int64_t) c->args[1]);
-                field_ptr(b, n, "AIO_IOCBPP", c->args[2]);
+                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
+                field_s64(b, n, NAME("AIO_NR"), (int64_t) c->args[1]);
+                field_ptr(b, n, NAME("AIO_IOCBPP"), c->args[2]);
                 break;
         case AIO_IO_CANCEL:
-                field_ptr(b, n, "AIO_CTX", c->args[0]);
-                field_ptr(b, n, "AIO_IOCB", c->args[1]);
+                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
+                field_ptr(b, n, NAME("AIO_IOCB"), c->args[1]);
                 break;
         case AIO_IO_GETEVENTS:
         case AIO_IO_PGETEVENTS:
-                field_ptr(b, n, "AIO_CTX", c->args[0]);
-                field_s64(b, n, "AIO_MIN_NR", (int64_t) c->args[1]);
-                field_s64(b, n, "AIO_NR", (int64_t) c->args[2]);
-                field_ptr(b, n, "AIO_EVENTS", c->args[3]);
+                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
+                field_s64(b, n, NAME("AIO_MIN_NR"), (int64_t) c->args[1]);
+                field_s64(b, n, NAME("AIO_NR"), (int64_t) c->args[2]);
+                field_ptr(b, n, NAME("AIO_EVENTS"), c->args[3]);
                 if (c->args[4] && c->aux_state == MEM_OK)
-                        field_u64(b, n, "AIO_TIMEOUT_NSEC", c->aux[0] * 1000000000ull + c->aux[1]);
+                        field_u64(b, n, NAME("AIO_TIMEOUT_NSEC"), c->aux[0] * 1000000000ull + c->aux[1]);
                 break;
         default:
                 break;
@@ -136,51 +154,51 @@ struct journal_fields {
         unsigned *n;
 };
 
-static size_t aio_field_begin(struct outbuf *b, const char *name) {
-        return field_begin_prefixed(b, "AIO_", name);
-}
-
-static void jf_str(struct field_writer *w, const char *name, const char *v, size_t len) {
+static void jf_str(struct field_writer *w, const struct field_name *name, const char *v, size_t len) {
         struct journal_fields *j = (struct journal_fields *) w;
-        size_t at = aio_field_begin(j->b, name);
+        size_t at = field_begin_named(j->b, name);
         outbuf_put(j->b, v, len);
         field_end(j->b, at, j->n);
 }
 
-static void jf_u64(struct field_writer *w, const char *name, uint64_t v) {
+static void jf_word(struct field_writer *w, const struct field_name *name, const char *v) {
+        jf_str(w, name, v, strlen(v));
+}
+
+static void jf_u64(struct field_writer *w, const struct field_name *name, uint64_t v) {
         struct journal_fields *j = (struct journal_fields *) w;
-        size_t at = aio_field_begin(j->b, name);
+        size_t at = field_begin_named(j->b, name);
         outbuf_u64(j->b, v);
         field_end(j->b, at, j->n);
 }
 
-static void jf_s64(struct field_writer *w, const char *name, int64_t v) {
+static void jf_s64(struct field_writer *w, const struct field_name *name, int64_t v) {
         struct journal_fields *j = (struct journal_fields *) w;
-        size_t at = aio_field_begin(j->b, name);
+        size_t at = field_begin_named(j->b, name);
         outbuf_s64(j->b, v);
         field_end(j->b, at, j->n);
 }
 
-static void jf_ptr(struct field_writer *w, const char *name, uint64_t v) {
+static void jf_ptr(struct field_writer *w, const struct field_name *name, uint64_t v) {
         struct journal_fields *j = (struct journal_fields *) w;
-        size_t at = aio_field_begin(j->b, name);
+        size_t at = field_begin_named(j->b, name);
         outbuf_ptr(j->b, v);
         field_end(j->b, at, j->n);
 }
 
-unsigned format_journal(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max_iocbs) {
+unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_iocbs) {
         unsigned n = 0;
         switch (e->kind) {
         case ENTRY_CALL:
                 common(b, &n, MESSAGE_ID_CALL, call_has_doubt(e->call) ? 4 : 6);
-                message(b, text, &n, e, max_iocbs);
+                message(b, &n, e, max_iocbs);
                 call_fields(b, &n, e->call);
                 break;
         case ENTRY_LOST:
                 common(b, &n, MESSAGE_ID_LOST, 4);
-                message(b, text, &n, e, max_iocbs);
-                field_u64(b, &n, "AIO_LOST", e->lost);
-                field_u64(b, &n, "AIO_CPU", e->cpu);
+                message(b, &n, e, max_iocbs);
+                field_u64(b, &n, NAME("AIO_LOST"), e->lost);
+                field_u64(b, &n, NAME("AIO_CPU"), e->cpu);
                 break;
         case ENTRY_INFO: {
                 static const char *const ids[] = {
@@ -188,22 +206,22 @@ unsigned format_journal(struct outbuf *b, struct outbuf *text, const struct entr
                         [INFO_STOPPED] = MESSAGE_ID_STOPPED, [INFO_RELOADED] = MESSAGE_ID_RELOADED,
                 };
                 common(b, &n, ids[e->info < ELEMENTSOF(ids) ? e->info : INFO_NOTE], e->priority ? e->priority : 6);
-                message(b, text, &n, e, max_iocbs);
+                message(b, &n, e, max_iocbs);
                 break;
         }
         case ENTRY_STATS:
                 common(b, &n, MESSAGE_ID_INFO, 6);
-                message(b, text, &n, e, max_iocbs);
+                message(b, &n, e, max_iocbs);
                 break;
         case ENTRY_REQUEST:
         case ENTRY_SUMMARY: {
                 struct journal_fields jf = {
-                        .w = { .str = jf_str, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b, .n = &n,
+                        .w = { .str = jf_str, .word = jf_word, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b, .n = &n,
                 };
                 bool req = e->kind == ENTRY_REQUEST;
                 common(b, &n, req ? MESSAGE_ID_REQUEST : MESSAGE_ID_SUMMARY, req ? request_priority(e->request) : 6);
-                message(b, text, &n, e, max_iocbs);
-                field_u64(b, &n, "OBJECT_PID", req ? e->request->pid : e->summary->pid);
+                message(b, &n, e, max_iocbs);
+                field_u64(b, &n, NAME("OBJECT_PID"), req ? e->request->pid : e->summary->pid);
                 if (req)
                         request_fields(&jf.w, e->request);
                 else
@@ -220,7 +238,7 @@ unsigned format_journal_dropped(struct outbuf *b, uint64_t dropped, const char *
         snprintf(msg, sizeof(msg), "[dropped] %llu entries could not be written to the journal (%s)",
                  (unsigned long long) dropped, why);
         common(b, &n, MESSAGE_ID_DROPPED, 4);
-        field_str(b, &n, "MESSAGE", msg, strlen(msg));
-        field_u64(b, &n, "AIO_DROPPED", dropped);
+        field_str(b, &n, NAME("MESSAGE"), msg, strlen(msg));
+        field_u64(b, &n, NAME("AIO_DROPPED"), dropped);
         return n;
 }

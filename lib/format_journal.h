@@ -19,9 +19,9 @@
 #define MESSAGE_ID_SUMMARY "6b2d8f4a0c1e4937b5a6d7e8f9c0a163"
 
 /* An entry as journal fields, appended to b as a sequence of { uint32_t length; "NAME=value" } with
- * nothing between them; the text of MESSAGE is the text layout's, without its last newline.  text is
- * scratch for it.  Returns the number of fields. */
-unsigned format_journal(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max_iocbs_per_call);
+ * nothing between them; the text of MESSAGE is the text layout's, without its last newline.  Returns the
+ * number of fields. */
+unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per_call);
 
 /* The entry saying how many were dropped, in the same encoding. */
 unsigned format_journal_dropped(struct outbuf *b, uint64_t dropped, const char *why);

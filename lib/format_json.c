@@ -95,9 +95,10 @@ void json_string(struct outbuf *b, const char *s, size_t n) {
         outbuf_putc(b, '"');
 }
 
-/* Members after the first start with a comma: the object is opened by obj_open, which writes none. */
-static inline void key(struct outbuf *b, const char *k) {
-        size_t n = strlen(k); /* a literal's, at compile time */
+/* Members after the first start with a comma: the object is opened by obj_open, which writes none.  Keys are
+ * literals: inlined, their lengths are known at compile time. */
+static _always_inline_ void key(struct outbuf *b, const char *k) {
+        size_t n = strlen(k);
         if (!outbuf_reserve(b, n + 4))
                 return;
         char *d = b->data + b->len;
@@ -109,30 +110,46 @@ static inline void key(struct outbuf *b, const char *k) {
         b->len += n + 4;
 }
 
-static void kv_str(struct outbuf *b, const char *k, const char *v) {
-        key(b, k);
-        json_string(b, v, strlen(v));
+/* A word of aiotraced's own (a syscall, an op, a state, an errno name): nothing in it to escape. */
+static void json_word(struct outbuf *b, const char *v) {
+        size_t n = strlen(v);
+        if (!outbuf_reserve(b, n + 2))
+                return;
+        char *d = b->data + b->len;
+        d[0] = '"';
+        memcpy(d + 1, v, n);
+        d[n + 1] = '"';
+        b->len += n + 2;
 }
 
-static void kv_u64(struct outbuf *b, const char *k, uint64_t v) {
+static _always_inline_ void kv_word(struct outbuf *b, const char *k, const char *v) {
+        key(b, k);
+        json_word(b, v);
+}
+
+static _always_inline_ void kv_u64(struct outbuf *b, const char *k, uint64_t v) {
         key(b, k);
         outbuf_u64(b, v);
 }
 
-static void kv_s64(struct outbuf *b, const char *k, int64_t v) {
+static _always_inline_ void kv_s64(struct outbuf *b, const char *k, int64_t v) {
         key(b, k);
         outbuf_s64(b, v);
 }
 
-static void kv_ptr(struct outbuf *b, const char *k, uint64_t v) {
-        key(b, k);
+static void quoted_ptr(struct outbuf *b, uint64_t v) {
         outbuf_putc(b, '"');
         outbuf_ptr(b, v);
         outbuf_putc(b, '"');
 }
 
+static _always_inline_ void kv_ptr(struct outbuf *b, const char *k, uint64_t v) {
+        key(b, k);
+        quoted_ptr(b, v);
+}
+
 static void kv_state(struct outbuf *b, enum mem_state s) {
-        kv_str(b, "state", s == MEM_OK ? "ok" : mem_state_name(s));
+        kv_word(b, "state", s == MEM_OK ? "ok" : mem_state_name(s));
 }
 
 /* RFC 3339, UTC, with nanoseconds.  Entries come many to a second: the date is formatted once a second. */
@@ -172,7 +189,7 @@ static void put_iocb(struct outbuf *b, unsigned i, const struct iocb_info *cb) {
         if (cb->state == MEM_OK || cb->state == MEM_STALE) {
                 const char *op = iocb_opcode_name(cb->opcode);
                 if (op)
-                        kv_str(b, "op", op);
+                        kv_word(b, "op", op);
                 else
                         kv_u64(b, "op", cb->opcode);
                 kv_u64(b, "fd", cb->fd);
@@ -184,7 +201,7 @@ static void put_iocb(struct outbuf *b, unsigned i, const struct iocb_info *cb) {
                         if (cb->iov_state == MEM_OK || cb->iov_state == MEM_STALE)
                                 kv_u64(b, "iov_total", cb->iov_total);
                         else
-                                kv_str(b, "iov_state", mem_state_name(cb->iov_state));
+                                kv_word(b, "iov_state", mem_state_name(cb->iov_state));
                 }
                 if (cb->rw_flags)
                         kv_ptr(b, "rw_flags", (uint32_t) cb->rw_flags);
@@ -211,7 +228,7 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
                 kv_s64(b, "res", ev->res);
                 if (result_is_errno(ev->res)) {
                         char name[16];
-                        kv_str(b, "errno", errno_name((int) -ev->res, name));
+                        kv_word(b, "errno", errno_name((int) -ev->res, name));
                 }
                 kv_s64(b, "res2", ev->res2);
                 if (ev->fd >= 0)
@@ -222,8 +239,19 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
         outbuf_putc(b, '}');
 }
 
+static void put_events(struct outbuf *b, const struct aio_call *c) {
+        key(b, "events");
+        outbuf_putc(b, '[');
+        for (unsigned i = 0; i < c->n_items; i++) {
+                if (i)
+                        outbuf_putc(b, ',');
+                put_event(b, i, &c->events[i]);
+        }
+        outbuf_putc(b, ']');
+}
+
 static void call_members(struct outbuf *b, const struct aio_call *c) {
-        kv_str(b, "syscall", aio_syscall_name(c->syscall));
+        kv_word(b, "syscall", aio_syscall_name(c->syscall));
         kv_u64(b, "pid", c->pid);
         kv_u64(b, "tid", c->tid);
         key(b, "comm");
@@ -231,20 +259,21 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
         kv_s64(b, "ret", c->ret);
         if (result_is_errno(c->ret)) {
                 char name[16];
-                kv_str(b, "errno", errno_name((int) -c->ret, name));
+                kv_word(b, "errno", errno_name((int) -c->ret, name));
         }
         if (!c->enter_seen) {
-                kv_str(b, "enter", "not seen");
+                kv_word(b, "enter", "not seen");
                 return;
         }
         kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
         switch (c->syscall) {
         case AIO_IO_SETUP:
-                kv_u64(b, "nr_events", c->args[0]);
+                kv_u64(b, "nr_events", (uint32_t) c->args[0]);
+                kv_ptr(b, "ctxp", c->args[1]);
                 if (c->aux_state == MEM_OK)
                         kv_ptr(b, "ctx", c->aux[0]);
                 else
-                        kv_str(b, "ctx_state", mem_state_name(c->aux_state));
+                        kv_word(b, "ctx_state", mem_state_name(c->aux_state));
                 break;
         case AIO_IO_DESTROY:
                 kv_ptr(b, "ctx", c->args[0]);
@@ -267,8 +296,11 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
         case AIO_IO_CANCEL:
                 kv_ptr(b, "ctx", c->args[0]);
                 kv_ptr(b, "iocb", c->args[1]);
+                kv_ptr(b, "result_addr", c->args[2]);
                 key(b, "cancelled");
                 put_iocb(b, 0, &c->cancel_iocb);
+                if (c->n_items) /* the result of a cancel done at once */
+                        put_events(b, c);
                 break;
         case AIO_IO_GETEVENTS:
         case AIO_IO_PGETEVENTS:
@@ -276,18 +308,14 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
                 kv_s64(b, "min_nr", (int64_t) c->args[1]);
                 kv_s64(b, "nr", (int64_t) c->args[2]);
                 kv_ptr(b, "events_addr", c->args[3]);
+                kv_ptr(b, "timeout_addr", c->args[4]);
+                if (c->syscall == AIO_IO_PGETEVENTS)
+                        kv_ptr(b, "usig_addr", c->args[5]);
                 if (c->args[4] && c->aux_state == MEM_OK)
                         kv_u64(b, "timeout_nsec", c->aux[0] * 1000000000ull + c->aux[1]);
                 else if (c->args[4])
-                        kv_str(b, "timeout_state", mem_state_name(c->aux_state));
-                key(b, "events");
-                outbuf_putc(b, '[');
-                for (unsigned i = 0; i < c->n_items; i++) {
-                        if (i)
-                                outbuf_putc(b, ',');
-                        put_event(b, i, &c->events[i]);
-                }
-                outbuf_putc(b, ']');
+                        kv_word(b, "timeout_state", mem_state_name(c->aux_state));
+                put_events(b, c);
                 if (c->n_wanted > c->n_items)
                         kv_u64(b, "not_read", c->n_wanted - c->n_items);
                 break;
@@ -302,48 +330,38 @@ struct json_fields {
         struct outbuf *b;
 };
 
-static void json_key(struct outbuf *b, const char *name) {
-        size_t n = strlen(name);
-        if (!outbuf_reserve(b, n + 4))
-                return;
-        char *d = b->data + b->len;
-        d[0] = ',';
-        d[1] = '"';
-        for (size_t i = 0; i < n; i++)
-                d[2 + i] = name[i] >= 'A' && name[i] <= 'Z' ? (char) (name[i] - 'A' + 'a') : name[i];
-        d[n + 2] = '"';
-        d[n + 3] = ':';
-        b->len += n + 4;
-}
-
-static void jf_str(struct field_writer *w, const char *name, const char *v, size_t len) {
+static void jf_str(struct field_writer *w, const struct field_name *name, const char *v, size_t len) {
         struct outbuf *b = ((struct json_fields *) w)->b;
-        json_key(b, name);
+        field_name_put(b, name->json, name->json_len);
         json_string(b, v, len);
 }
 
-static void jf_u64(struct field_writer *w, const char *name, uint64_t v) {
+static void jf_word(struct field_writer *w, const struct field_name *name, const char *v) {
         struct outbuf *b = ((struct json_fields *) w)->b;
-        json_key(b, name);
+        field_name_put(b, name->json, name->json_len);
+        json_word(b, v);
+}
+
+static void jf_u64(struct field_writer *w, const struct field_name *name, uint64_t v) {
+        struct outbuf *b = ((struct json_fields *) w)->b;
+        field_name_put(b, name->json, name->json_len);
         outbuf_u64(b, v);
 }
 
-static void jf_s64(struct field_writer *w, const char *name, int64_t v) {
+static void jf_s64(struct field_writer *w, const struct field_name *name, int64_t v) {
         struct outbuf *b = ((struct json_fields *) w)->b;
-        json_key(b, name);
+        field_name_put(b, name->json, name->json_len);
         outbuf_s64(b, v);
 }
 
-static void jf_ptr(struct field_writer *w, const char *name, uint64_t v) {
+static void jf_ptr(struct field_writer *w, const struct field_name *name, uint64_t v) {
         struct outbuf *b = ((struct json_fields *) w)->b;
-        json_key(b, name);
-        outbuf_putc(b, '"');
-        outbuf_ptr(b, v);
-        outbuf_putc(b, '"');
+        field_name_put(b, name->json, name->json_len);
+        quoted_ptr(b, v);
 }
 
 static struct json_fields json_fields(struct outbuf *b) {
-        return (struct json_fields) { .w = { .str = jf_str, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b };
+        return (struct json_fields) { .w = { .str = jf_str, .word = jf_word, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b };
 }
 
 static void message(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max) {
@@ -359,24 +377,24 @@ int64_t json_realtime_offset(void) {
         return ((int64_t) r.tv_sec - (int64_t) m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
-void format_line(struct outbuf *b, struct outbuf *text, enum output_format format, const struct entry *e,
-                 unsigned max, int64_t offset) {
-        if (format == OUTPUT_JSON)
-                format_json(b, text, e, max, offset);
+void format_line(struct outbuf *b, struct outbuf *text, const struct line_format *f, const struct entry *e) {
+        if (f->format == OUTPUT_JSON)
+                format_json(b, text, e, f);
         else
-                format_text(b, e, max);
+                format_text(b, e, f->max_iocbs_per_call);
 }
 
-void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max, int64_t offset) {
+void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, const struct line_format *f) {
         static const char *const kinds[] = {
                 [ENTRY_CALL] = "call", [ENTRY_LOST] = "lost", [ENTRY_INFO] = "info", [ENTRY_STATS] = "stats",
                 [ENTRY_REQUEST] = "request", [ENTRY_SUMMARY] = "summary",
         };
         struct json_fields jf = json_fields(b);
+        bool with_message = f->json_message;
         outbuf_puts(b, "{\"schema\":");
         outbuf_u64(b, JSON_SCHEMA_VERSION);
-        kv_str(b, "kind", kinds[e->kind]);
-        put_ts(b, e->time, offset);
+        kv_word(b, "kind", kinds[e->kind]);
+        put_ts(b, e->time, f->realtime_offset_ns);
         kv_u64(b, "mono_ns", e->time);
         switch (e->kind) {
         case ENTRY_CALL:
@@ -385,6 +403,7 @@ void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, u
         case ENTRY_LOST:
                 kv_u64(b, "lost", e->lost);
                 kv_u64(b, "cpu", e->cpu);
+                with_message = true;
                 break;
         case ENTRY_REQUEST:
                 request_fields(&jf.w, e->request);
@@ -393,8 +412,10 @@ void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, u
                 summary_fields(&jf.w, e->summary);
                 break;
         default:
+                with_message = true; /* info, stats: the message is all they have */
                 break;
         }
-        message(b, text, e, max);
+        if (with_message)
+                message(b, text, e, f->max_iocbs_per_call);
         outbuf_puts(b, "}\n");
 }

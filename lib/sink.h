@@ -42,8 +42,9 @@ static inline int sink_reopen(struct sink *s) {
 void sink_free(struct sink *s);
 void sink_freep(struct sink **s);
 
-/* Text to an open descriptor (stdout in the foreground), buffered and written a batch at a time. */
-int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, struct sink **ret);
+/* The config's output.format (text or JSON lines) to an open descriptor (stdout in the foreground), buffered and
+ * written a batch at a time. */
+int sink_fd_new(int fd, const struct config *c, unsigned max_iocbs_per_call, struct sink **ret);
 /* One structured journal entry per entry (format_journal.h), sent by a thread of its own from a queue of
  * queue_bytes: a slow journal costs dropped entries, counted and reported, never a stalled ring. */
 int sink_journal_new(unsigned max_iocbs_per_call, size_t queue_bytes, struct sink **ret);

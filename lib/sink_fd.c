@@ -14,11 +14,9 @@
 struct sink_fd {
         struct sink base;
         int fd;
-        enum output_format format;
-        unsigned max_iocbs;
+        struct line_format format;
         struct outbuf buf, text;
         uint64_t buffered; /* entries in buf */
-        int64_t realtime_offset;
 };
 
 void sink_free(struct sink *s) {
@@ -59,7 +57,7 @@ static int fd_flush(struct sink *s) {
 static int fd_write(struct sink *s, const struct entry *e) {
         struct sink_fd *f = (struct sink_fd *) s;
         size_t before = f->buf.len;
-        format_line(&f->buf, &f->text, f->format, e, f->max_iocbs, f->realtime_offset);
+        format_line(&f->buf, &f->text, &f->format, e);
         if (f->buf.failed) {
                 f->buf.len = before;
                 f->buf.failed = false;
@@ -87,13 +85,14 @@ static int fd_finish(struct sink *s, unsigned timeout_ms) {
 
 static const struct sink_ops fd_ops = { .write = fd_write, .flush = fd_flush, .finish = fd_finish, .free = fd_free };
 
-int sink_fd_new(int fd, enum output_format format, unsigned max_iocbs_per_call, struct sink **ret) {
+int sink_fd_new(int fd, const struct config *c, unsigned max_iocbs_per_call, struct sink **ret) {
         struct sink_fd *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
         *f = (struct sink_fd) {
-                .base.ops = &fd_ops, .fd = fd, .format = format, .max_iocbs = max_iocbs_per_call,
-                .realtime_offset = json_realtime_offset(),
+                .base.ops = &fd_ops, .fd = fd,
+                .format = { .format = c->format, .json_message = c->json_message,
+                            .max_iocbs_per_call = max_iocbs_per_call, .realtime_offset_ns = json_realtime_offset() },
         };
         if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536)) {
                 free(f);

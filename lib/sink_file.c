@@ -27,9 +27,7 @@ struct sink_file {
         uint64_t max_size;
         unsigned keep;
         mode_t mode;
-        enum output_format format;
-        unsigned max_iocbs;
-        int64_t realtime_offset;
+        struct line_format format;
         int fd;           /* -1: not open (failed; retried at the next flush) */
         uint64_t size;    /* of the open file */
         struct outbuf buf, text, entry;
@@ -76,7 +74,7 @@ static void rotate(struct sink_file *f) {
 }
 
 static void format_entry(struct sink_file *f, struct outbuf *b, const struct entry *e) {
-        format_line(b, &f->text, f->format, e, f->max_iocbs, f->realtime_offset);
+        format_line(b, &f->text, &f->format, e);
 }
 
 static void tell_error(struct sink_file *f, int r) {
@@ -219,7 +217,8 @@ int sink_file_new(const struct config *c, unsigned max_iocbs_per_call, struct si
                 return -ENOMEM;
         *f = (struct sink_file) {
                 .base.ops = &file_ops, .max_size = c->max_size, .keep = c->keep, .mode = (mode_t) c->mode,
-                .format = c->format, .max_iocbs = max_iocbs_per_call, .realtime_offset = json_realtime_offset(),
+                .format = { .format = c->format, .json_message = c->json_message,
+                            .max_iocbs_per_call = max_iocbs_per_call, .realtime_offset_ns = json_realtime_offset() },
                 .fd = -1,
         };
         snprintf(f->path, sizeof(f->path), "%s", c->path);

@@ -38,7 +38,7 @@ struct slot {
 struct sink_journal {
         struct sink base;
         unsigned max_iocbs;
-        struct outbuf entry, text; /* the engine thread's scratch */
+        struct outbuf entry; /* the engine thread's scratch */
 
         pthread_mutex_t lock;
         pthread_cond_t changed;
@@ -180,7 +180,7 @@ static bool queue_drop_report(struct sink_journal *j) {
 static int journal_write(struct sink *s, const struct entry *e) {
         struct sink_journal *j = (struct sink_journal *) s;
         outbuf_reset(&j->entry);
-        unsigned n = format_journal(&j->entry, &j->text, e, j->max_iocbs);
+        unsigned n = format_journal(&j->entry, e, j->max_iocbs);
         if (j->entry.failed || n > MAX_FIELDS) {
                 pthread_mutex_lock(&j->lock);
                 j->full_dropped++; /* reported with the others */
@@ -250,7 +250,6 @@ static void journal_free(struct sink *s) {
         pthread_cond_destroy(&j->changed);
         pthread_mutex_destroy(&j->lock);
         outbuf_free(&j->entry);
-        outbuf_free(&j->text);
         free(j->queue);
         free(j);
 }
@@ -267,7 +266,7 @@ int sink_journal_new(unsigned max_iocbs_per_call, size_t queue_bytes, struct sin
         pthread_mutex_init(&j->lock, NULL);
         pthread_cond_init(&j->changed, NULL);
         j->queue = malloc(queue_bytes);
-        if (!j->queue || !outbuf_reserve(&j->entry, 65536) || !outbuf_reserve(&j->text, 65536)) {
+        if (!j->queue || !outbuf_reserve(&j->entry, 65536)) {
                 journal_free(&j->base);
                 return -ENOMEM;
         }

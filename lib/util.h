@@ -10,6 +10,7 @@
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _unused_ __attribute__((unused))
 #define _likely_(x) __builtin_expect(!!(x), 1)
+#define _always_inline_ inline __attribute__((always_inline))
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

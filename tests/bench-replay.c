@@ -20,8 +20,8 @@
 
 #define RING_BYTES (64u << 20)
 
-enum replay_format { FMT_NONE, FMT_TEXT, FMT_JSON, FMT_JOURNAL, _FMT_MAX };
-static const char *const format_names[_FMT_MAX] = { "engine only", "text", "json", "journal fields" };
+enum replay_format { FMT_NONE, FMT_TEXT, FMT_JSON, FMT_JSON_MESSAGE, FMT_JOURNAL, _FMT_MAX };
+static const char *const format_names[_FMT_MAX] = { "engine only", "text", "json", "json+message", "journal fields" };
 
 static struct outbuf out, text;
 static enum replay_format format;
@@ -32,10 +32,14 @@ static void collect(void *userdata, const struct entry *e) {
                 format_text(&out, e, 256);
                 break;
         case FMT_JSON:
-                format_json(&out, &text, e, 256, 0);
+        case FMT_JSON_MESSAGE: {
+                const struct line_format f = { .format = OUTPUT_JSON, .json_message = format == FMT_JSON_MESSAGE,
+                                               .max_iocbs_per_call = 256 };
+                format_json(&out, &text, e, &f);
                 break;
+        }
         case FMT_JOURNAL:
-                format_journal(&out, &text, e, 256);
+                format_journal(&out, e, 256);
                 break;
         default:
                 break;

@@ -105,10 +105,104 @@ def json_lines(paths):
                 e = json.loads(raw)
                 if e.get('schema') != 1:
                     raise Failure(f'{path}: schema {e.get("schema")!r}')
-                lines.extend(e['message'].split('\n'))
+                if 'message' in e:
+                    lines.extend(e['message'].split('\n'))
+                elif e['kind'] == 'call':
+                    lines.extend(render_call(e))  # json_message off: the members alone must tell everything
+                elif e['kind'] not in ('request', 'summary'):
+                    raise Failure(f'{path}: a {e["kind"]} object without its message')
                 if e['kind'] == 'call':
                     objs.append(e)
     return lines, objs
+
+
+def render_iocb(o):
+    """A JSON iocb object -> what the text layout prints after 'iocb[   i] = '"""
+    if 'iocb' not in o:
+        return f'<unreadable: {o["state"]}>'
+    if o['state'] not in ('ok', 'stale'):
+        return f'{o["iocb"]}, <unreadable: {o["state"]}>'
+    op = o['op'] if isinstance(o['op'], str) else f'{o["op"]} (unknown)'
+    parts = [f'op = {op}', f'fd = {o["fd"]}', f'data = {o["data"]}', f'buf = {o["buf"]}',
+             f'nbytes = {o["nbytes"]}', f'offset = {o["offset"]}']
+    if 'iov_total' in o:
+        parts.append(f'iov_total = {o["iov_total"]}')
+    elif 'iov_state' in o:
+        parts.append(f'iov_total = <unreadable: {o["iov_state"]}>')
+    if 'rw_flags' in o:
+        parts.append('rw_flags = ' + '|'.join(n for b, n in RWF.items() if int(o['rw_flags'], 16) & b))
+    if 'reqprio' in o:
+        parts.append(f'reqprio = {o["reqprio"]}')
+    if 'flags' in o:
+        parts.append('flags = ' + {1: 'IOCB_FLAG_RESFD', 2: 'IOCB_FLAG_IOPRIO',
+                                    3: 'IOCB_FLAG_RESFD|IOCB_FLAG_IOPRIO'}.get(int(o['flags'], 16), o['flags']))
+    for k in ('resfd', 'key'):
+        if k in o:
+            parts.append(f'{k} = {o[k]}')
+    return f'{o["iocb"]}, ' + ', '.join(parts) + (' [stale]' if o['state'] == 'stale' else '')
+
+
+def render_events(e):
+    lines = []
+    for o in e.get('events', []):
+        head = f'    event[{o["i"]:4d}] = {o["addr"]}'
+        if o['state'] not in ('ok', 'stale'):
+            lines.append(f'{head}, <unreadable: {o["state"]}>')
+            continue
+        lines.append(head)
+        res = f'{o["res"]}' + (f' ({o["errno"]})' if 'errno' in o else '')
+        tail = f'      iocb = {o["obj"]}, fd = {o.get("fd", "?")}, data = {o["data"]}, res = {res}, res2 = {o["res2"]}'
+        if 'submitted_data' in o:
+            tail += f' [stale: submitted with data {o["submitted_data"]}]'
+        elif o['state'] == 'stale':
+            tail += ' [stale]'
+        lines.append(tail)
+    return lines
+
+
+def render_call(e):
+    """A call's JSON object -> the text layout's lines, from its members alone"""
+    sc = e['syscall']
+    if sc == 'io_setup':
+        args = [e.get('nr_events'), e.get('ctxp')]
+    elif sc == 'io_destroy':
+        args = [e.get('ctx')]
+    elif sc == 'io_submit':
+        args = [e.get('ctx'), e.get('nr'), e.get('iocbpp')]
+    elif sc == 'io_cancel':
+        args = [e.get('ctx'), e.get('iocb'), e.get('result_addr')]
+    else:
+        args = [e.get('ctx'), e.get('min_nr'), e.get('nr'), e.get('events_addr'), e.get('timeout_addr')]
+        if sc == 'io_pgetevents':
+            args.append(e.get('usig_addr'))
+    ret = f'{e["ret"]}' + (f' ({e["errno"]})' if 'errno' in e else '')
+    if e.get('enter') == 'not seen':
+        return [f'[{e["comm"]} - {e["pid"]} - {e["tid"]}] {sc}(?) [retval = {ret}] (enter not seen)']
+    lines = [f'[{e["comm"]} - {e["pid"]} - {e["tid"]}] {sc}({", ".join(str(a) for a in args)}) '
+             f'[retval = {ret}] ({e["duration_nsec"]} ns)']
+    if sc == 'io_setup':
+        if 'ctx' in e:
+            lines.append(f'    ctx = {e["ctx"]}')
+        elif e.get('ctx_state', 'not read') != 'not read':
+            lines.append(f'    ctx = <unreadable: {e["ctx_state"]}>')
+    elif sc == 'io_submit':
+        lines += [f'    iocb[{o["i"]:4d}] = {render_iocb(o)}' for o in e['iocbs']]
+        if 'not_read' in e:
+            lines.append(f'    ... {e["not_read"]} more iocbs not read')
+    elif sc == 'io_cancel':
+        if e['cancelled']['state'] != 'not read':
+            lines.append(f'    iocb = {render_iocb(e["cancelled"])}')
+        lines += render_events(e)
+    elif sc in ('io_getevents', 'io_pgetevents'):
+        if int(e['timeout_addr'], 16):
+            if 'timeout_nsec' in e:
+                lines.append('    timeout = %d.%09d' % divmod(e['timeout_nsec'], 1000000000))
+            else:
+                lines.append(f'    timeout = <unreadable: {e["timeout_state"]}>')
+        lines += render_events(e)
+        if 'not_read' in e:
+            lines.append(f'    ... {e["not_read"]} more events not read')
+    return lines
 
 
 def parse_trace(path, journal=False, json_files=None):

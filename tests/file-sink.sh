@@ -14,9 +14,10 @@ oldest_first() { # PATH: PATH.N ... PATH.1 PATH, those that exist
         echo "$p"
 }
 
-echo "== 1. rotation under load: every entry in path, path.1 ..., whole, in order; at most keep files"
+echo "== 1. rotation under load: every entry in path, path.1 ..., whole, in order; at most keep files (JSON with messages)"
 write_config "$T/rot.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'ring_pages = 1024;' 'drain_interval_ms = 5;' \
-        "output = { sink = \"file\"; path = \"$T/out/trace.json\"; format = \"json\"; max_size = \"64K\"; keep = 200; };"
+        "output = { sink = \"file\"; path = \"$T/out/trace.json\"; format = \"json\"; json_message = true;
+                   max_size = \"64K\"; keep = 200; };"
 start_daemon_bg "$T/rot.conf"
 sleep 0.5
 "$WORKLOAD" --comm aio-file --truth "$T/rot1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
@@ -118,7 +119,7 @@ stop_daemon_bg
 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/usr1.log.old" --truth "$T/u1.truth" \
         --unwatched "$T/u2.truth" --strict || fail "the moved file lost calls"
 
-echo "== 7. JSON lines on standard output (-f)"
+echo "== 7. JSON lines on standard output (-f), without messages (the default): the members alone against the truth"
 write_config "$T/stdout.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         'output = { format = "json"; };'
 "$AIOTRACED" -f -c "$T/stdout.conf" >"$T/stdout.json" 2>"$T/daemon.err" &
@@ -128,5 +129,7 @@ wait_for "$T/stdout.json" '"message":"\[info\] tracking aio starts'
 stop_daemon_bg
 "$PYTHON3" "$top_srcdir/tests/compare.py" --json "$T/stdout.json" --truth "$T/s.truth" --strict ||
         fail "JSON on standard output differs from the ground truth"
+! grep '"kind":"call"' "$T/stdout.json" | grep -q '"message"' || fail "a call carries a message without json_message"
+grep -q '"kind":"call"' "$T/stdout.json" || fail "no call in the JSON lines"
 
 echo PASS

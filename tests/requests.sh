@@ -82,7 +82,9 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare_requests --format json --trace "$C.idiom.json" --truth "$C.idiom.truth" ${exact/--complete/}
         "$PYTHON3" -c 'import json, sys
 for line in open(sys.argv[1]):
-    json.loads(line)' "$C.idiom.json" || fail "a JSON line does not parse"
+    e = json.loads(line)
+    assert e["kind"] not in ("request", "summary") or "message" not in e, "a message without json_message"' \
+                "$C.idiom.json" || fail "a JSON line does not parse, or has a message it should not"
 }
 
 scenarios bpf

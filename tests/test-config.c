@@ -38,13 +38,14 @@ static void expect_error(const char *text, unsigned line, const char *want) {
 
 static void test_file_output(void) {
         const char *path = write_conf("file.conf", "output = { sink = \"file\"; path = \"/var/log/a/t.log\"; "
-                                                   "max_size = \"64M\"; keep = 3; mode = \"0600\"; format = \"json\"; };\n");
+                                                   "max_size = \"64M\"; keep = 3; mode = \"0600\"; format = \"json\"; "
+                                                   "json_message = true; };\n");
         struct config *c = NULL;
         char error[512] = "";
         CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
         if (!c)
                 return;
-        CHECK(c->sink == SINK_FILE && c->format == OUTPUT_JSON);
+        CHECK(c->sink == SINK_FILE && c->format == OUTPUT_JSON && c->json_message);
         CHECK_STR(c->path, "/var/log/a/t.log");
         CHECK_EQ(c->max_size, 64ull << 20);
         CHECK_EQ(c->keep, 3);
@@ -137,6 +138,7 @@ static void test_good(void) {
         CHECK(c->capture == CAPTURE_REMOTE_READ);
         CHECK(c->sink == SINK_STDOUT);
         CHECK_EQ(c->queue_kib, 16384); /* default */
+        CHECK(!c->json_message);          /* default */
 
         char *filter = NULL;
         uint32_t tids[] = { 45, 42, 43, 44, 50, 60, 61 };
@@ -194,6 +196,7 @@ int main(void) {
         expect_error("output = { mode = \"0666\"; };\n", 1, "must not be writable by others");
         expect_error("output = { format = \"xml\"; };\n", 1, "(known: text, json)");
         expect_error("output = { queue_kib = 8; };\n", 1, "out of range");
+        expect_error("output = {\n  json_message = \"yes\";\n};\n", 2, "output.json_message must be true or false");
         expect_error("ring_pages = 64;\nmax_iocbs_per_call = = 2;\n", 2, "syntax error");
 
         /* A file that cannot be read: FILE: reason, no line. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* JSON strings of any bytes, against a plain escaper written byte by byte: the fast path (eight bytes at a
  * time) must never let through what has to be escaped, wherever it sits in a word. */
+#include "format_fields.h"
 #include "format_json.h"
 
 #include "test.h"
@@ -68,9 +69,78 @@ static void test_numbers(void) {
         outbuf_free(&got);
 }
 
+/* Every request and summary field name is spelled twice (journal, JSON): the two must say the same name. */
+struct name_check {
+        struct field_writer w;
+        unsigned names;
+};
+
+static void check_name(struct field_writer *w, const struct field_name *n) {
+        char want_journal[64], want_json[64], upper[48];
+        size_t k = 0;
+        /* the JSON spelling is ,"name": */
+        CHECK(n->json_len > 4 && n->json_len < sizeof(upper) && strlen(n->json) == n->json_len);
+        CHECK(strlen(n->journal) == n->journal_len);
+        for (size_t i = 2; i + 2 < n->json_len && k + 1 < sizeof(upper); i++, k++) {
+                char c = n->json[i];
+                CHECK((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+                upper[k] = c >= 'a' && c <= 'z' ? (char) (c - 'a' + 'A') : c;
+        }
+        upper[k] = 0;
+        snprintf(want_journal, sizeof(want_journal), "AIO_%s=", upper);
+        snprintf(want_json, sizeof(want_json), ",\"%.*s\":", (int) (n->json_len - 4), n->json + 2);
+        CHECK_STR(n->journal, want_journal);
+        CHECK_STR(n->json, want_json);
+        ((struct name_check *) w)->names++;
+}
+static void nc_str(struct field_writer *w, const struct field_name *n, const char *v, size_t len) {
+        check_name(w, n);
+}
+static void nc_word(struct field_writer *w, const struct field_name *n, const char *v) {
+        check_name(w, n);
+}
+static void nc_u64(struct field_writer *w, const struct field_name *n, uint64_t v) {
+        check_name(w, n);
+}
+static void nc_s64(struct field_writer *w, const struct field_name *n, int64_t v) {
+        check_name(w, n);
+}
+
+static void test_field_names(void) {
+        struct name_check nc = { .w = { .str = nc_str, .word = nc_word, .u64 = nc_u64, .s64 = nc_s64, .ptr = nc_u64 } };
+        struct path_str *path = calloc(1, sizeof(*path) + 8);
+        path->len = 4;
+        memcpy(path->s, "/a/b", 5);
+        /* every optional field present */
+        struct request r = {
+                .pid = 1, .submit_tid = 2, .reap_tid = 3, .submit_time = 10, .end_time = 20, .nbytes_known = true,
+                .submit_known = true, .has_result = true, .rw_flags = 1, .flags = 1, .reqprio = 1, .path = path,
+                .path_state = PATH_UNVERIFIED, .res = -5, .kind = REQ_UNKNOWN, .end = END_EVICTED, .comm = "x",
+        };
+        request_fields(&nc.w, &r);
+        r.kind = REQ_STALE;
+        request_fields(&nc.w, &r);
+        r.kind = REQ_COMPLETED;
+        request_fields(&nc.w, &r);
+        CHECK(nc.names >= 3 * 20);
+
+        struct proc_interval iv = { .stale = 1, .unmatched = 1, .unknown = 1 };
+        for (unsigned i = 0; i < REQ_OPS; i++)
+                iv.submitted[i] = iv.completed[i] = 1;
+        struct histogram h;
+        histogram_reset(&h);
+        histogram_add(&h, 1000);
+        struct proc_summary s = { .pid = 1, .comm = "x", .start = 1, .end = 2, .iv = &iv, .latency = &h, .last = true };
+        unsigned before = nc.names;
+        summary_fields(&nc.w, &s);
+        CHECK(nc.names - before >= 20 + 2 * (REQ_OPS - 1));
+        free(path);
+}
+
 int main(void) {
         struct outbuf got = {}, want = {};
         test_numbers();
+        test_field_names();
         unsigned char s[64];
         uint64_t x = 12345;
         for (int round = 0; round < 200000; round++) {

@@ -10,6 +10,11 @@
 #include "format_journal.h"
 #include "format_json.h"
 #include "format_text.h"
+
+/* with the message: what the members are made of is formatted too */
+static const struct line_format json_format = {
+        .format = OUTPUT_JSON, .json_message = true, .max_iocbs_per_call = 256,
+};
 #include "../ringbuf.h"
 
 static struct event_table *table;
@@ -17,8 +22,8 @@ static struct outbuf out, text;
 
 static void collect(void *userdata, const struct entry *e) {
         format_text(&out, e, 256);
-        format_json(&out, &text, e, 256, 0);
-        format_journal(&out, &text, e, 256);
+        format_json(&out, &text, e, &json_format);
+        format_journal(&out, e, 256);
         if (out.len > (1u << 20))
                 outbuf_reset(&out);
 }

@@ -11,6 +11,11 @@
 #include "format_json.h"
 #include "format_text.h"
 
+/* with the message: what the members are made of is formatted too */
+static const struct line_format json_format = {
+        .format = OUTPUT_JSON, .json_message = true, .max_iocbs_per_call = 4,
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static struct outbuf out, text;
@@ -37,8 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct entry e = { .kind = ENTRY_CALL, .time = 3, .call = &call };
         outbuf_reset(&out);
         format_text(&out, &e, 4);
-        format_json(&out, &text, &e, 4, 0);
-        format_journal(&out, &text, &e, 4);
+        format_json(&out, &text, &e, &json_format);
+        format_journal(&out, &e, 4);
 
         /* a request on a file whose path is the input's tail, in whatever state and kind the first byte says */
         size_t plen = size - 17;
@@ -62,8 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         r.comm[15] = 0;
         e = (struct entry) { .kind = ENTRY_REQUEST, .time = 4, .request = &r };
         format_text(&out, &e, 4);
-        format_json(&out, &text, &e, 4, 0);
-        format_journal(&out, &text, &e, 4);
+        format_json(&out, &text, &e, &json_format);
+        format_journal(&out, &e, 4);
         path_str_unref(path);
 
         /* a summary whose counts and latencies are the input's */
@@ -80,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                     .inflight = data[2], .latency = &h, .last = data[0] & 1 };
         e = (struct entry) { .kind = ENTRY_SUMMARY, .time = 5, .summary = &sum };
         format_text(&out, &e, 4);
-        format_json(&out, &text, &e, 4, 0);
-        format_journal(&out, &text, &e, 4);
+        format_json(&out, &text, &e, &json_format);
+        format_journal(&out, &e, 4);
         outbuf_reset(&out);
         json_string(&out, (const char *) data, size);
         return 0;
