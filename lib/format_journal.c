@@ -68,9 +68,11 @@ static _always_inline_ void field_ptr(struct outbuf *b, unsigned *n, const char 
         field_end(b, at, n);
 }
 
+/* message_id: one of the MESSAGE_ID_* (128 bits in hex) */
 static void common(struct outbuf *b, unsigned *n, const char *message_id, int priority) {
-        field_str(b, n, NAME("MESSAGE_ID"), message_id, strlen(message_id));
-        field_u64(b, n, NAME("PRIORITY"), (uint64_t) priority);
+        field_str(b, n, NAME("MESSAGE_ID"), message_id, 32);
+        char level = (char) ('0' + (priority & 7)); /* syslog's 0..7 */
+        field_str(b, n, NAME("PRIORITY"), &level, 1);
         field_str(b, n, NAME("SYSLOG_IDENTIFIER"), "aiotraced", 9);
 }
 
