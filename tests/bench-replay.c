@@ -18,7 +18,9 @@
 #include "format_text.h"
 #include "ringbuf.h"
 
-#define RING_BYTES (64u << 20)
+/* The daemon's default ring (ring_pages = 512): it drains records the kernel has just written, so they are where
+ * a ring of this size keeps them (in the cache), not in a buffer so large that every header misses. */
+#define RING_BYTES (512u * 4096u)
 
 enum replay_format { FMT_NONE, FMT_TEXT, FMT_JSON, FMT_JSON_MESSAGE, FMT_JOURNAL, _FMT_MAX };
 static const char *const format_names[_FMT_MAX] = { "engine only", "text", "json", "json+message", "journal fields" };
@@ -96,8 +98,6 @@ static int load_dump(const char *path, const struct event_table *t, uint8_t **re
         if (!buf)
                 return -ENOMEM;
         size_t count = 0;
-        if (len > RING_BYTES / 2)
-                len = RING_BYTES / 2; /* the first records: a ring holds at least two copies of them */
         for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
                 struct perf_event_header h;
                 memcpy(&h, buf + off, sizeof(h));
@@ -120,30 +120,35 @@ static int load_dump(const char *path, const struct event_table *t, uint8_t **re
         return 0;
 }
 
-/* Fill the ring with copies of the dump, each later in time than the one before, from the ring's start. */
-static size_t fill(struct fake_ring *f, const uint8_t *dump, size_t len, uint64_t *shift, uint64_t span) {
+/* The next records of the dump that fit in the ring, at its start; past the dump's end it begins again, later in
+ * time by span.  Returns how many records. */
+static size_t fill(struct fake_ring *f, const uint8_t *dump, size_t len, size_t *pos, uint64_t *shift,
+                   uint64_t span) {
         uint8_t *data = f->base + FAKE_PAGE;
-        size_t at = 0, copies = 0;
-        while (at + len <= f->data_size) {
-                memcpy(data + at, dump, len);
-                for (size_t off = 0; off < len;) {
-                        struct perf_event_header h;
-                        memcpy(&h, data + at + off, sizeof(h));
-                        if (h.type == PERF_RECORD_SAMPLE) {
-                                uint64_t t;
-                                memcpy(&t, data + at + off + 24, 8);
-                                t += *shift;
-                                memcpy(data + at + off + 24, &t, 8);
-                        }
-                        off += h.size;
+        size_t at = 0, records = 0;
+        for (;;) {
+                if (*pos >= len) {
+                        *pos = 0;
+                        *shift += span;
                 }
-                *shift += span;
-                at += len;
-                copies++;
+                struct perf_event_header h;
+                memcpy(&h, dump + *pos, sizeof(h));
+                if (at + h.size > f->data_size)
+                        break;
+                memcpy(data + at, dump + *pos, h.size);
+                if (h.type == PERF_RECORD_SAMPLE) {
+                        uint64_t t;
+                        memcpy(&t, data + at + 24, 8);
+                        t += *shift;
+                        memcpy(data + at + 24, &t, 8);
+                }
+                at += h.size;
+                *pos += h.size;
+                records++;
         }
         fake_meta(f)->data_tail = 0;
         fake_meta(f)->data_head = at;
-        return copies;
+        return records;
 }
 
 int main(int argc, char **argv) {
@@ -196,18 +201,19 @@ int main(int argc, char **argv) {
                 };
                 struct engine_callbacks cb = { .emit = collect };
                 uint64_t shift = 0, records = 0;
+                size_t pos = 0;
                 double used = 0;
                 if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0 || engine_init(&e, &ring, 1, t, &opt, &cb) < 0)
                         return 1;
                 while (used < seconds) {
                         ring_done(&ring);
-                        size_t copies = fill(&f, dump, len, &shift, span);
+                        size_t n = fill(&f, dump, len, &pos, &shift, span);
                         if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0)
                                 return 1;
                         double t0 = cpu_seconds();
                         engine_drain(&e, UINT64_MAX);
                         used += cpu_seconds() - t0;
-                        records += copies * n_records;
+                        records += n;
                 }
                 printf("  %-15s %10.0f records/s   %9.0f calls/s   (%" PRIu64 " records, %" PRIu64 " calls, %" PRIu64
                        " requests completed, %.2f s)\n",
