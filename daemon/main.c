@@ -285,11 +285,12 @@ static void log_usage(const struct daemon *d) {
         size_t rings_kib = 0;
         for (size_t i = 0; i < d->perf.n_cpus; i++)
                 rings_kib += d->perf.cpus[i].map_size / 1024;
-        double total = tv_seconds(&ru.ru_utime) + tv_seconds(&ru.ru_stime);
-        double start = tv_seconds(&d->ready_usage.ru_utime) + tv_seconds(&d->ready_usage.ru_stime);
-        log_error("cpu %.6f s user, %.6f s system, %.6f s of them while tracing; peak RSS %ld KiB (the rings: "
-                  "%zu KiB)", tv_seconds(&ru.ru_utime), tv_seconds(&ru.ru_stime), total - start, ru.ru_maxrss,
-                  rings_kib);
+        double user = tv_seconds(&ru.ru_utime), system = tv_seconds(&ru.ru_stime);
+        double tracing_user = user - tv_seconds(&d->ready_usage.ru_utime);
+        double tracing_system = system - tv_seconds(&d->ready_usage.ru_stime);
+        log_error("cpu %.6f s user, %.6f s system, %.6f s of them while tracing (%.6f s user, %.6f s system); "
+                  "peak RSS %ld KiB (the rings: %zu KiB)", user, system, tracing_user + tracing_system, tracing_user,
+                  tracing_system, ru.ru_maxrss, rings_kib);
 }
 
 static void usage(FILE *f) {

@@ -37,7 +37,8 @@ run_load() { # LOAD: prints "iops calls" (calls: - when the load does not count 
         esac
 }
 
-# LOAD: runs it traced; prints "iops calls daemon_calls records lost dropped cpu_s peak_rss_kib rings_kib"
+# LOAD: runs it traced; prints "iops calls daemon_calls records lost dropped cpu_s user_s system_s peak_rss_kib
+# rings_kib"
 run_traced() {
         local comm=aio-bench
         [ "$1" = fio ] && comm=fio
@@ -58,30 +59,30 @@ run_traced() {
         DAEMON_PID=
         local stats
         stats=$(grep '^\[stats\]' "$out/trace.log")
-        local calls records lost dropped cpu rss rings
+        local calls records lost dropped cpu user system rss rings
         calls=$(sed -n 's/.* calls = \([0-9]*\),.*/\1/p' <<<"$stats")
         records=$(sed -n 's/.* records = \([0-9]*\),.*/\1/p' <<<"$stats")
         lost=$(sed -n 's/.* lost = \([0-9]*\),.*/\1/p' <<<"$stats")
         dropped=$(sed -n 's/^aiotraced: \([0-9]*\) entries could not be written.*/\1/p' "$T/bench.err")
         # the CPU while tracing: loading the programs (BTF relocations) is a cost of starting, paid once
-        read -r cpu rss rings < <(sed -n 's/^aiotraced: cpu .* system, \([0-9.]*\) s of them while tracing; peak RSS \([0-9]*\) KiB (the rings: \([0-9]*\) KiB)$/\1 \2 \3/p' \
+        read -r cpu user system rss rings < <(sed -n 's/^aiotraced: cpu .* system, \([0-9.]*\) s of them while tracing (\([0-9.]*\) s user, \([0-9.]*\) s system); peak RSS \([0-9]*\) KiB (the rings: \([0-9]*\) KiB)$/\1 \2 \3 \4 \5/p' \
                 "$T/bench.err")
-        echo "$load $calls $records $lost ${dropped:-0} $cpu $rss $rings"
+        echo "$load $calls $records $lost ${dropped:-0} $cpu $user $system $rss $rings"
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records syscalls + requests + summary, to a file on tmpfs"
 for load in batched single fio; do
-        : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/rss"
+        : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
                 if [ $((r % 2)) = 1 ]; then
                         read -r u_iops u_calls < <(run_load "$load")
-                        read -r t_iops t_calls d_calls records lost dropped cpu rss rings < <(run_traced "$load")
+                        read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings < <(run_traced "$load")
                 else
-                        read -r t_iops t_calls d_calls records lost dropped cpu rss rings < <(run_traced "$load")
+                        read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings < <(run_traced "$load")
                         read -r u_iops u_calls < <(run_load "$load")
                 fi
                 [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
@@ -91,13 +92,17 @@ for load in batched single fio; do
                 awk -v t="$t_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/ratio"
                 awk -v c="$cpu" -v n="$records" 'BEGIN {print c / n * 1e6}' >>"$T/cpu_rec"
                 awk -v c="$cpu" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/cpu_call"
+                awk -v c="$user" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/user_call"
+                awk -v c="$system" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/sys_call"
                 echo $((rss - rings)) >>"$T/rss"
                 echo "  $load round $r: untraced $u_iops IOPS, traced $t_iops IOPS; the workload made $t_calls calls," \
-                     "the daemon decoded $d_calls ($records records, $lost lost, $dropped dropped); CPU ${cpu} s," \
+                     "the daemon decoded $d_calls ($records records, $lost lost, $dropped dropped); CPU ${cpu} s" \
+                     "(user $user, system $system)," \
                      "peak RSS $rss KiB of which rings $rings KiB"
         done
         echo "$load: untraced $(median <"$T/base") IOPS; paired ratio traced/untraced $(median <"$T/ratio");" \
-             "daemon CPU $(median <"$T/cpu_rec") s per million records, $(median <"$T/cpu_call") s per million calls;" \
+             "daemon CPU $(median <"$T/cpu_rec") s per million records, $(median <"$T/cpu_call") s per million calls" \
+             "(user $(median <"$T/user_call"), system $(median <"$T/sys_call"));" \
              "peak RSS beyond the rings $(median <"$T/rss") KiB; lost $lost_total, dropped $dropped_total;" \
              "every call captured: $all_captured"
 done
