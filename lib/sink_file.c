@@ -153,24 +153,24 @@ static int file_flush(struct sink *s) {
 
 static int file_write(struct sink *s, const struct entry *e) {
         struct sink_file *f = (struct sink_file *) s;
-        outbuf_reset(&f->entry);
-        format_entry(f, &f->entry, e);
-        if (f->entry.failed) {
+        /* Formatted where it is written from: one copy fewer of every entry. */
+        size_t start = f->buf.len;
+        format_entry(f, &f->buf, e);
+        if (f->buf.failed) {
+                f->buf.len = start;
+                f->buf.failed = false;
                 s->stats.dropped++;
                 f->pending_dropped++;
                 return -ENOMEM;
         }
         /* Rotate before an entry that would pass the size: every file holds whole entries, in order. */
-        if (f->fd >= 0 && f->size + f->buf.len + f->entry.len > f->max_size && f->size + f->buf.len > 0) {
-                (void) file_flush(s);
+        if (f->fd >= 0 && f->size + f->buf.len > f->max_size && f->size + start > 0) {
+                size_t len = f->buf.len - start;
+                f->buf.len = start;
+                (void) file_flush(s); /* empties buf, keeps its bytes: the entry stays where it was */
                 rotate(f);
-        }
-        outbuf_put(&f->buf, f->entry.data, f->entry.len);
-        if (f->buf.failed) {
-                f->buf.failed = false;
-                s->stats.dropped++;
-                f->pending_dropped++;
-                return -ENOMEM;
+                memmove(f->buf.data, f->buf.data + start, len);
+                f->buf.len = len;
         }
         f->buffered++;
         if (f->buf.len >= FLUSH_AT)
