@@ -390,7 +390,7 @@ static int run(struct daemon *d) {
                         log_error("epoll_wait: %m");
                         return EXIT_RUNTIME;
                 }
-                bool stop = false, wake = false;
+                bool stop = false, wake = false, holdback_fired = false;
                 for (int i = 0; i < n; i++) {
                         uint64_t which = events[i].data.u64, junk;
                         if (which == (uint64_t) -1) {
@@ -418,7 +418,7 @@ static int run(struct daemon *d) {
                                 while (read(which == (uint64_t) -2 ? tick : holdback, &junk, sizeof(junk)) > 0)
                                         ;
                                 if (which == (uint64_t) -3)
-                                        holdback_armed = false;
+                                        holdback_armed = false, holdback_fired = true;
                                 wake = true;
                         } else
                                 wake = true;
@@ -433,8 +433,11 @@ static int run(struct daemon *d) {
                         notify_status(d, "");
                         last_status = now_ns();
                 }
-                if (wake && drain(d, now_ns() - MERGE_MARGIN_NS) && !holdback_armed) {
-                        /* come back for what was too recent to order, without waiting for the tick */
+                /* Come back for what was too recent to order, without waiting for the tick; but not again after
+                 * that second look: under load there is always something newer, and re-arming would turn the loop
+                 * every few milliseconds for a few hundred records at a time.  What it holds then waits for the
+                 * watermark or the tick. */
+                if (wake && drain(d, now_ns() - MERGE_MARGIN_NS) && !holdback_armed && !holdback_fired) {
                         if (timer_arm(holdback, MERGE_MARGIN_NS + 500000ull, 0) == 0)
                                 holdback_armed = true;
                 }
