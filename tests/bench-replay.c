@@ -27,8 +27,10 @@ static const char *const format_names[_FMT_MAX] = { "engine only", "text", "json
 
 static struct outbuf out, text;
 static enum replay_format format;
+static uint64_t entries; /* the records the output carries: a call's, a request's, a summary's */
 
 static void collect(void *userdata, const struct entry *e) {
+        entries++;
         switch (format) {
         case FMT_TEXT:
                 format_text(&out, e, 256);
@@ -203,6 +205,7 @@ int main(int argc, char **argv) {
                 uint64_t shift = 0, records = 0;
                 size_t pos = 0;
                 double used = 0;
+                entries = 0;
                 if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0 || engine_init(&e, &ring, 1, t, &opt, &cb) < 0)
                         return 1;
                 while (used < seconds) {
@@ -215,10 +218,10 @@ int main(int argc, char **argv) {
                         used += cpu_seconds() - t0;
                         records += n;
                 }
-                printf("  %-15s %10.0f records/s   %9.0f calls/s   (%" PRIu64 " records, %" PRIu64 " calls, %" PRIu64
-                       " requests completed, %.2f s)\n",
-                       format_names[format], (double) records / used, (double) e.stats.calls / used, records,
-                       e.stats.calls, e.stats.completed, used);
+                printf("  %-15s %10.0f output records/s %10.0f calls/s %10.0f ring records/s   (%" PRIu64
+                       " output records, %" PRIu64 " calls, %" PRIu64 " ring records, %.2f s)\n",
+                       format_names[format], (double) entries / used, (double) e.stats.calls / used,
+                       (double) records / used, entries, e.stats.calls, records, used);
                 engine_done(&e);
                 ring_done(&ring);
         }

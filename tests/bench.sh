@@ -6,7 +6,8 @@
 # iocb per io_submit and one event per io_getevents, and fio (libaio randread 4k direct, iodepth 16), all on a
 # file in /var/tmp.  Traced means records = syscalls and requests (and summaries), to the file sink on tmpfs.
 # It prints per round and then the medians: the paired ratio traced/untraced of IOPS, the daemon's CPU per
-# million records and per million calls, its peak RSS beyond the rings, records lost and entries dropped,
+# million records (the records the output carries: a call's, a request's, a summary's; what the file sink
+# says it wrote) and per million calls, its peak RSS beyond the rings, records lost and entries dropped,
 # and whether every call was captured (the workload counts its own calls; fio does not).  Then the replay
 # benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and formatted on
 # one core as fast as they go, per output format.
@@ -61,7 +62,7 @@ run_traced() {
         stats=$(grep '^\[stats\]' "$out/trace.log")
         local calls records lost dropped cpu user system rss rings
         calls=$(sed -n 's/.* calls = \([0-9]*\),.*/\1/p' <<<"$stats")
-        records=$(sed -n 's/.* records = \([0-9]*\),.*/\1/p' <<<"$stats")
+        records=$(sed -n 's/^aiotraced: \([0-9]*\) entries written to .*/\1/p' "$T/bench.err")
         lost=$(sed -n 's/.* lost = \([0-9]*\),.*/\1/p' <<<"$stats")
         dropped=$(sed -n 's/^aiotraced: \([0-9]*\) entries could not be written.*/\1/p' "$T/bench.err")
         # the CPU while tracing: loading the programs (BTF relocations) is a cost of starting, paid once
@@ -96,7 +97,8 @@ for load in batched single fio; do
                 awk -v c="$system" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/sys_call"
                 echo $((rss - rings)) >>"$T/rss"
                 echo "  $load round $r: untraced $u_iops IOPS, traced $t_iops IOPS; the workload made $t_calls calls," \
-                     "the daemon decoded $d_calls ($records records, $lost lost, $dropped dropped); CPU ${cpu} s" \
+                     "the daemon decoded $d_calls and wrote $records records ($lost lost, $dropped dropped);" \
+                     "CPU ${cpu} s" \
                      "(user $user, system $system)," \
                      "peak RSS $rss KiB of which rings $rings KiB"
         done
