@@ -151,4 +151,20 @@ kill -HUP "$DAEMON_PID"
 wait_for "$T/w.out" '^\[info\] reload refused, the running configuration stays: .*is writable by others'
 kill -0 "$DAEMON_PID" || fail "the daemon did not survive a refused reload"
 stop_daemon "$T/w.out"
+
+echo "== 9. idle: a watched process doing no AIO; the daemon wakes for its drain timer alone"
+sleep 60 &
+idle_pid=$!
+write_config "$T/idle.conf" "watch = ( { pid = $idle_pid; } );" 'drain_interval_ms = 200;'
+start_daemon "$T/idle.conf" "$T/idle.out"
+# every time a thread of the daemon went to sleep and was woken, whatever woke it
+wakeups() { cat /proc/"$DAEMON_PID"/task/*/status | awk '/^voluntary_ctxt_switches:/ {n += $2} END {print n}'; }
+sleep 0.5
+before=$(wakeups)
+sleep 4
+after=$(wakeups)
+stop_daemon "$T/idle.out"
+kill "$idle_pid"
+echo "idle: $((after - before)) wake-ups in 4 s; the drain timer: 20"
+[ $((after - before)) -le 24 ] || fail "idle, the daemon woke $((after - before)) times in 4 s, not only for its timer"
 echo PASS
