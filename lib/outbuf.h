@@ -44,7 +44,15 @@ static inline void outbuf_putc(struct outbuf *b, char c) {
                 return;
         b->data[b->len++] = c;
 }
-void outbuf_u64(struct outbuf *b, uint64_t v);
+void outbuf_u64_any(struct outbuf *b, uint64_t v);
+/* A digit alone inline: fds, counts, a result of 0 or 1 are a third of the numbers an entry has. */
+static inline void outbuf_u64(struct outbuf *b, uint64_t v) {
+        if (v < 10 && outbuf_reserve(b, 1)) {
+                b->data[b->len++] = (char) ('0' + v);
+                return;
+        }
+        outbuf_u64_any(b, v);
+}
 void outbuf_s64(struct outbuf *b, int64_t v);
 /* 0x%016llx, as the seed script printed pointers */
 void outbuf_ptr(struct outbuf *b, uint64_t v);
