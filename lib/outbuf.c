@@ -4,6 +4,9 @@
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 void outbuf_free(struct outbuf *b) {
         free(b->data);
@@ -106,8 +109,6 @@ void outbuf_s64(struct outbuf *b, int64_t v) {
 static const char hexdigits[] = "0123456789abcdef";
 
 #ifdef __SSE2__
-#include <emmintrin.h>
-
 /* Sixteen hex digits of v, most significant first, in one vector: each byte's two nibbles spread to two bytes,
  * then made a digit or a letter ('a' - '0' - 10 = 39 more where the nibble is above 9). */
 static inline void hex16(char *d, uint64_t v) {
