@@ -68,22 +68,45 @@ run_traced() {
         # the CPU while tracing: loading the programs (BTF relocations) is a cost of starting, paid once
         read -r cpu user system rss rings < <(sed -n 's/^aiotraced: cpu .* system, \([0-9.]*\) s of them while tracing (\([0-9.]*\) s user, \([0-9.]*\) s system); peak RSS \([0-9]*\) KiB (the rings: \([0-9]*\) KiB)$/\1 \2 \3 \4 \5/p' \
                 "$T/bench.err")
-        echo "$load $calls $records $lost ${dropped:-0} $cpu $user $system $rss $rings"
+        local bytes
+        bytes=$(cat "$out"/trace.log* | wc -c)
+        echo "$load $calls $records $lost ${dropped:-0} $cpu $user $system $rss $rings $bytes"
+}
+
+# What writing a file on this tmpfs costs any process, now: the system time of 256 MiB written in 256 KiB
+# writes, in ns a byte.  On a VM it moves with the host (a page the guest gave back faults in the host when
+# it is written again), and the daemon's system time is mostly this.
+tmpfs_write_cost() {
+        "$PYTHON3" - "$out/calibrate.dat" <<'PY'
+import os, resource, sys
+chunk = b"x" * 262144
+before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+for _ in range(1024):
+    os.write(fd, chunk)
+os.close(fd)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+os.unlink(sys.argv[1])
+print("%.2f" % ((after - before) * 1e9 / (1024 * len(chunk))))
+PY
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
+# another tracer of the same loads would be measured with this one
+pgrep -x aiotraced >/dev/null && fail "another aiotraced is running (pid $(pgrep -x aiotraced | tr '\n' ' ')): stop it first"
 echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records syscalls + requests + summary, to a file on tmpfs"
+echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time (256 MiB in 256 KiB writes)"
 for load in batched single fio; do
-        : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss"
+        : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
                 if [ $((r % 2)) = 1 ]; then
                         read -r u_iops u_calls < <(run_load "$load")
-                        read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings < <(run_traced "$load")
+                        read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                 else
-                        read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings < <(run_traced "$load")
+                        read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         read -r u_iops u_calls < <(run_load "$load")
                 fi
                 [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
@@ -96,18 +119,21 @@ for load in batched single fio; do
                 awk -v c="$user" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/user_call"
                 awk -v c="$system" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/sys_call"
                 echo $((rss - rings)) >>"$T/rss"
+                echo $((bytes / records)) >>"$T/bpr"
                 echo "  $load round $r: untraced $u_iops IOPS, traced $t_iops IOPS; the workload made $t_calls calls," \
-                     "the daemon decoded $d_calls and wrote $records records ($lost lost, $dropped dropped);" \
+                     "the daemon decoded $d_calls and wrote $records records, $bytes bytes ($lost lost, $dropped dropped);" \
                      "CPU ${cpu} s" \
                      "(user $user, system $system)," \
                      "peak RSS $rss KiB of which rings $rings KiB"
         done
         echo "$load: untraced $(median <"$T/base") IOPS; paired ratio traced/untraced $(median <"$T/ratio");" \
              "daemon CPU $(median <"$T/cpu_rec") s per million records, $(median <"$T/cpu_call") s per million calls" \
-             "(user $(median <"$T/user_call"), system $(median <"$T/sys_call"));" \
+             "(user $(median <"$T/user_call"), system $(median <"$T/sys_call")); $(median <"$T/bpr") bytes a record;" \
              "peak RSS beyond the rings $(median <"$T/rss") KiB; lost $lost_total, dropped $dropped_total;" \
              "every call captured: $all_captured"
 done
+
+echo "== after the loads, writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time"
 
 echo "== replay: the records of ${secs} s of fio, decoded and formatted on one core (no kernel, no root)"
 rm -f "$out"/trace.log*
