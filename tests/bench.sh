@@ -17,6 +17,8 @@
 set -eu
 . "${top_srcdir:?}/tests/lib.sh"
 need_tracing
+# another tracer of the same loads would be measured with this one
+pgrep -x aiotraced >/dev/null && fail "another aiotraced is running (pid $(pgrep -x aiotraced | tr '\n' ' ')): stop it first"
 rounds=${1:-5}
 secs=${2:-3}
 command -v fio >/dev/null || apt-get install -y -q fio >/dev/null || { echo "SKIP: no fio (apt-get install fio)"; exit 77; }
@@ -93,8 +95,6 @@ PY
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-# another tracer of the same loads would be measured with this one
-pgrep -x aiotraced >/dev/null && fail "another aiotraced is running (pid $(pgrep -x aiotraced | tr '\n' ' ')): stop it first"
 echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records syscalls + requests + summary, to a file on tmpfs"
 echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time (256 MiB in 256 KiB writes)"
 for load in batched single fio; do
