@@ -37,12 +37,6 @@ bool outbuf_grow(struct outbuf *b, size_t extra) {
 }
 
 
-/* "00" "01" ... "99": two digits per division */
-static const char two_digits[201] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
-
 static const uint64_t powers_of_10[20] = {
         1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
         1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
@@ -50,52 +44,91 @@ static const uint64_t powers_of_10[20] = {
         1000000000000000000ull, 10000000000000000000ull,
 };
 
-/* The number of decimal digits of v, from its bit length: 1233/4096 is just over log10(2). */
+/* The number of decimal digits of v, from its bit length: 1233/4096 is just over log10(2).  v | 1 has as many
+ * digits as v (a power of ten above 1 is even) and gives 0 one digit. */
 static inline unsigned dec_digits(uint64_t v) {
-        unsigned t = ((unsigned) (64 - __builtin_clzll(v | 1)) * 1233) >> 12;
-        return t + (v >= powers_of_10[t]) + (v == 0);
+        v |= 1;
+        unsigned t = ((unsigned) (64 - __builtin_clzll(v)) * 1233) >> 12;
+        return t + (v >= powers_of_10[t]);
 }
 
-/* Exactly eight digits of v < 10^8: four pairs that do not wait on one another. */
-static inline void dec_write8(char *d, uint32_t v) {
-        uint32_t hi = v / 10000, lo = v % 10000;
-        memcpy(d, two_digits + 2 * (hi / 100), 2);
-        memcpy(d + 2, two_digits + 2 * (hi % 100), 2);
-        memcpy(d + 4, two_digits + 2 * (lo / 100), 2);
-        memcpy(d + 6, two_digits + 2 * (lo % 100), 2);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The eight digits of v < 10^8, zero-padded, as the bytes of one word in the order they are written, with no
+ * division and no branch: v splits into two halves of four digits (32-bit lanes), each half into two pairs
+ * (16-bit lanes), each pair into two digits (bytes).  A lane's quotient by 100 is (x * 10486) >> 20 and by 10
+ * (x * 103) >> 10, exact for the lanes' ranges (below 10^4 and 10^2), and no lane's product reaches the next. */
+static inline uint64_t dec8_word(uint32_t v) {
+        uint64_t halves = (v / 10000) | ((uint64_t) (v % 10000) << 32);
+        uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007f0000007full;
+        uint64_t pairs = ((halves - 100 * hundreds) << 16) | hundreds;
+        uint64_t tens = ((pairs * 103) >> 10) & 0x000f000f000f000full;
+        uint64_t digits = tens | ((pairs - 10 * tens) << 8);
+        return digits + 0x3030303030303030ull;
 }
 
-/* v's n digits at d: eight at a time from the end while more than eight remain, then pairs in 32 bits. */
-static inline void dec_write(char *d, uint64_t v, unsigned n) {
-        while (n > 8) {
-                uint64_t q = v / 100000000;
-                dec_write8(d + n - 8, (uint32_t) (v - q * 100000000));
-                v = q;
-                n -= 8;
-        }
-        uint32_t w = (uint32_t) v;
-        while (n >= 2) {
-                memcpy(d + n - 2, two_digits + 2 * (w % 100), 2);
-                w /= 100;
-                n -= 2;
-        }
-        if (n)
-                d[0] = (char) ('0' + w);
+/* v < 10^8, in its n digits at d; writes 8 bytes */
+static inline char *dec_put_short(char *d, uint32_t v, unsigned n) {
+        uint64_t w = dec8_word(v) >> (8 * (8 - n)); /* the leading zeros are the first bytes */
+        memcpy(d, &w, 8);
+        return d + n;
 }
+
+static inline char *dec_put8(char *d, uint32_t v) {
+        uint64_t w = dec8_word(v);
+        memcpy(d, &w, 8);
+        return d + 8;
+}
+
+/* v's n digits at d; writes up to 8 bytes past them */
+static inline char *dec_put(char *d, uint64_t v, unsigned n) {
+        if (_likely_(n <= 8))
+                return dec_put_short(d, (uint32_t) v, n);
+        uint64_t q = v / 100000000;
+        uint32_t r = (uint32_t) (v - q * 100000000);
+        if (n <= 16)
+                d = dec_put_short(d, (uint32_t) q, n - 8);
+        else {
+                uint64_t qq = q / 100000000; /* below 1845 */
+                d = dec_put_short(d, (uint32_t) qq, n - 16);
+                d = dec_put8(d, (uint32_t) (q - qq * 100000000));
+        }
+        return dec_put8(d, r);
+}
+#define DEC_SLACK 8
+#else
+/* "00" "01" ... "99": two digits per division */
+static const char two_digits[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+
+/* v's n digits at d: pairs from the end */
+static inline char *dec_put(char *d, uint64_t v, unsigned n) {
+        for (unsigned k = n; k >= 2; k -= 2) {
+                memcpy(d + k - 2, two_digits + 2 * (v % 100), 2);
+                v /= 100;
+        }
+        if (n & 1)
+                d[0] = (char) ('0' + v);
+        return d + n;
+}
+#define DEC_SLACK 0
+#endif
 
 void outbuf_u64_any(struct outbuf *b, uint64_t v) {
         unsigned n = dec_digits(v);
-        if (!outbuf_reserve(b, n))
+        if (!outbuf_reserve(b, n + DEC_SLACK))
                 return;
-        dec_write(b->data + b->len, v, n);
-        b->len += n;
+        b->len = (size_t) (dec_put(b->data + b->len, v, n) - b->data);
 }
 
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
-        unsigned n = dec_digits(v);
-        for (unsigned i = n; i < width; i++)
-                outbuf_putc(b, ' ');
-        outbuf_u64(b, v);
+        unsigned n = dec_digits(v), pad = width > n ? width - n : 0;
+        if (!outbuf_reserve(b, pad + n + DEC_SLACK))
+                return;
+        char *d = b->data + b->len;
+        memset(d, ' ', pad);
+        b->len = (size_t) (dec_put(d + pad, v, n) - b->data);
 }
 
 void outbuf_s64(struct outbuf *b, int64_t v) {

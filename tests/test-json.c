@@ -66,6 +66,18 @@ static void test_numbers(void) {
                          (int64_t) v, v, v, v);
                 CHECK_STR(got.data, want);
         }
+        /* every value of up to seven digits, and every eight-digit one in a stride that meets every digit at
+         * every place: the word-at-a-time writer */
+        for (uint64_t v = 0; v < 130000000; v += v < 10000000 ? 1 : 997) {
+                outbuf_reset(&got);
+                outbuf_u64_width(&got, v, 4);
+                outbuf_putc(&got, ' ');
+                outbuf_u64(&got, v * 100000000 + v);
+                outbuf_putc(&got, 0);
+                snprintf(want, sizeof(want), "%4" PRIu64 " %" PRIu64, v, v * 100000000 + v);
+                if (strcmp(got.data, want))
+                        CHECK_STR(got.data, want);
+        }
         outbuf_free(&got);
 }
 
