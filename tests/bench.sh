@@ -8,7 +8,10 @@
 # It prints per round and then the medians: the paired ratio traced/untraced of IOPS, the daemon's CPU per
 # million records (the records the output carries: a call's, a request's, a summary's; what the file sink
 # says it wrote) and per million calls, its peak RSS beyond the rings, records lost and entries dropped,
-# and whether every call was captured (the workload counts its own calls; fio does not).  Then the replay
+# and whether every call was captured (the workload counts its own calls; fio does not).  In the same rounds,
+# where perf is installed, the floor: a raw `perf record` of the same tracepoints, filtered on the same comm,
+# to the same tmpfs, decoding nothing (its paired ratio, its CPU per million calls, and the daemon's CPU a
+# call over perf's in the same round: the machine's state moves both alike).  Then the replay
 # benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and formatted on
 # one core as fast as they go, per output format.
 #
@@ -22,6 +25,12 @@ pgrep -x aiotraced >/dev/null && fail "another aiotraced is running (pid $(pgrep
 rounds=${1:-5}
 secs=${2:-3}
 command -v fio >/dev/null || apt-get install -y -q fio >/dev/null || { echo "SKIP: no fio (apt-get install fio)"; exit 77; }
+# the floor: a raw `perf record` of the same tracepoints (optional: without perf it is not measured)
+command -v perf >/dev/null || apt-get install -y -q linux-perf >/dev/null 2>&1 || true
+have_perf=no
+command -v perf >/dev/null && perf --version >/dev/null 2>&1 && have_perf=yes
+PERF_PID=
+trap '[ -n "$PERF_PID" ] && kill -9 "$PERF_PID" 2>/dev/null; cleanup' EXIT
 (cd "$top_builddir" && make -s aiotraced tests/aio-workload tests/bench-replay)
 file=/var/tmp/aiotraced-bench.dat
 [ -s "$file" ] || fio --name=prep --filename="$file" --size=512m --rw=write --bs=1m --direct=1 >/dev/null
@@ -75,6 +84,47 @@ run_traced() {
         echo "$load $calls $records $lost ${dropped:-0} $cpu $user $system $rss $rings $bytes"
 }
 
+# LOAD: runs it traced by a raw `perf record` of the same tracepoints, kernel-filtered on the same comm, to a
+# file on the same tmpfs, without any decoding: the floor the issue names.  Prints "iops samples cpu_s user_s
+# system_s bytes", the CPU from perf's start to just before it is stopped (its exit processing is not tracing).
+run_perf() {
+        local comm=aio-bench
+        [ "$1" = fio ] && comm=fio
+        rm -f "$out/perf.data"
+        local f="comm == \"$comm\"" ev=()
+        for call in io_submit io_getevents; do
+                ev+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
+        done
+        perf record -q -a -B "${ev[@]}" -o "$out/perf.data" 2>"$T/perf.err" &
+        PERF_PID=$!
+        for _ in $(seq 500); do
+                [ -s "$out/perf.data" ] && break
+                sleep 0.01
+        done
+        sleep 0.2 # the events are enabled after the file is begun
+        # on CPU in ns, every thread (schedstat), and user and system in ticks (stat) to split it
+        cpu_now() { cat "/proc/$PERF_PID"/task/*/schedstat | awk -v stat="$(cat "/proc/$PERF_PID/stat")" \
+                '{ns += $1} END {split(stat, f, " "); print ns, f[14], f[15]}'; }
+        local t0 t1 load
+        t0=$(cpu_now)
+        load=$(run_load "$1")
+        t1=$(cpu_now)
+        kill -INT "$PERF_PID"
+        local rc=0
+        wait "$PERF_PID" || rc=$?
+        PERF_PID=
+        [ $rc = 0 ] || [ $rc = 130 ] || fail "perf record exited with $rc ($(cat "$T/perf.err"))"
+        local samples bytes
+        samples=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+        bytes=$(stat -c %s "$out/perf.data")
+        rm -f "$out/perf.data"
+        awk -v l="${load%% *}" -v n="${samples:-0}" -v t0="$t0" -v t1="$t1" -v b="$bytes" 'BEGIN {
+                split(t0, a, " "); split(t1, z, " ")
+                cpu = (z[1] - a[1]) / 1e9; u = z[2] - a[2]; s = z[3] - a[3]
+                user = u + s ? cpu * u / (u + s) : 0
+                print l, n, cpu, user, cpu - user, b }'
+}
+
 # What writing a file on this tmpfs costs any process, now: the system time of 256 MiB written in 256 KiB
 # writes, in ns a byte.  On a VM it moves with the host (a page the guest gave back faults in the host when
 # it is written again), and the daemon's system time is mostly this.
@@ -99,13 +149,17 @@ echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records
 echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time (256 MiB in 256 KiB writes)"
 for load in batched single fio; do
         : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
+        : >"$T/p_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
+                p_iops=-
                 if [ $((r % 2)) = 1 ]; then
                         read -r u_iops u_calls < <(run_load "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
+                        [ $have_perf = no ] || read -r p_iops p_samples p_cpu p_user p_system p_bytes < <(run_perf "$load")
                 else
+                        [ $have_perf = no ] || read -r p_iops p_samples p_cpu p_user p_system p_bytes < <(run_perf "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         read -r u_iops u_calls < <(run_load "$load")
                 fi
@@ -120,6 +174,20 @@ for load in batched single fio; do
                 awk -v c="$system" -v n="$d_calls" 'BEGIN {print c / n * 1e6}' >>"$T/sys_call"
                 echo $((rss - rings)) >>"$T/rss"
                 echo $((bytes / records)) >>"$T/bpr"
+                if [ "$p_iops" != - ] && [ "$p_samples" -ge 2 ]; then
+                        # perf writes a sample at each enter and each exit: half as many calls
+                        p_calls=$((p_samples / 2))
+                        awk -v t="$p_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/p_ratio"
+                        awk -v c="$p_cpu" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_cpu_call"
+                        awk -v c="$p_user" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_user_call"
+                        awk -v c="$p_system" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_sys_call"
+                        echo $((p_bytes / p_calls)) >>"$T/p_bpc"
+                        # the daemon's CPU a call over perf's, in the same round
+                        awk -v c="$cpu" -v n="$d_calls" -v pc="$p_cpu" -v pn="$p_calls" \
+                                'BEGIN {print (c / n) / (pc / pn)}' >>"$T/p_cpu_vs"
+                        echo "  $load round $r: raw perf record $p_iops IOPS, $p_samples samples, $p_bytes bytes," \
+                             "CPU $p_cpu s (user $p_user, system $p_system)"
+                fi
                 echo "  $load round $r: untraced $u_iops IOPS, traced $t_iops IOPS; the workload made $t_calls calls," \
                      "the daemon decoded $d_calls and wrote $records records, $bytes bytes ($lost lost, $dropped dropped);" \
                      "CPU ${cpu} s" \
@@ -131,7 +199,13 @@ for load in batched single fio; do
              "(user $(median <"$T/user_call"), system $(median <"$T/sys_call")); $(median <"$T/bpr") bytes a record;" \
              "peak RSS beyond the rings $(median <"$T/rss") KiB; lost $lost_total, dropped $dropped_total;" \
              "every call captured: $all_captured"
+        [ ! -s "$T/p_ratio" ] ||
+                echo "$load, raw perf record (no decoding): paired ratio $(median <"$T/p_ratio");" \
+                     "CPU $(median <"$T/p_cpu_call") s per million calls (user $(median <"$T/p_user_call")," \
+                     "system $(median <"$T/p_sys_call")); $(median <"$T/p_bpc") bytes a call;" \
+                     "aiotraced's CPU a call over perf record's, paired: $(median <"$T/p_cpu_vs")"
 done
+[ $have_perf = yes ] || echo "== no perf (apt-get install linux-perf): the raw perf record floor is not measured"
 
 echo "== after the loads, writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time"
 
