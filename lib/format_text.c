@@ -190,7 +190,7 @@ static void put_args(struct outbuf *b, const struct aio_call *c) {
 
 static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max) {
         outbuf_putc(b, '[');
-        outbuf_escaped(b, c->comm, strlen(c->comm));
+        outbuf_escaped_str(b, c->comm);
         outbuf_puts(b, " - ");
         outbuf_u64(b, c->pid);
         outbuf_puts(b, " - ");
@@ -290,7 +290,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
 
 static void put_proc(struct outbuf *b, const char *comm, uint32_t pid) {
         outbuf_putc(b, '[');
-        outbuf_escaped(b, comm, strlen(comm));
+        outbuf_escaped_str(b, comm);
         outbuf_puts(b, " - ");
         outbuf_u64(b, pid);
         outbuf_puts(b, "] ");

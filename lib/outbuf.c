@@ -193,20 +193,71 @@ void outbuf_hex(struct outbuf *b, uint64_t v) {
         outbuf_put(b, tmp + 18 - n, n);
 }
 
+static inline bool plain_byte(unsigned char c) {
+        return c >= 0x20 && c < 0x7f && c != '\\';
+}
+
+/* at most 4 bytes at d */
+static inline char *escape_byte(char *d, unsigned char c) {
+        if (plain_byte(c)) {
+                *d = (char) c;
+                return d + 1;
+        }
+        d[0] = '\\';
+        d[1] = 'x';
+        d[2] = hexdigits[c >> 4];
+        d[3] = hexdigits[c & 0xf];
+        return d + 4;
+}
+
+#ifdef __SSE2__
+/* How many of the 16 bytes at s, from the first, are plain: printable ASCII and not a backslash. */
+static inline unsigned plain_prefix16(const char *s) {
+        __m128i v = _mm_loadu_si128((const __m128i *) (const void *) s);
+        /* signed compares: bytes from 0x80 are negative, so below 0x20 */
+        __m128i ok = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x1f)), _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+        ok = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), ok);
+        unsigned bad = ~(unsigned) _mm_movemask_epi8(ok) & 0xffff;
+        return bad ? (unsigned) __builtin_ctz(bad) : 16;
+}
+#endif
+
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char) s[i];
-                if (c >= 0x20 && c < 0x7f && c != '\\') {
-                        /* a run of printable bytes in one copy */
-                        size_t run = i + 1;
-                        while (run < n && (unsigned char) s[run] >= 0x20 && (unsigned char) s[run] < 0x7f &&
-                               s[run] != '\\')
-                                run++;
-                        outbuf_put(b, s + i, run - i);
-                        i = run - 1;
-                } else {
-                        char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
-                        outbuf_put(b, esc, sizeof(esc));
+        /* the worst case: every byte escaped */
+        if (n > (SIZE_MAX - 16) / 4 || !outbuf_reserve(b, 4 * n + 16))
+                return;
+        char *d = b->data + b->len;
+        size_t i = 0;
+#ifdef __SSE2__
+        /* a path is mostly plain: sixteen bytes checked and copied at a time */
+        while (i + 16 <= n) {
+                unsigned k = plain_prefix16(s + i);
+                memcpy(d, s + i, 16); /* the bytes past k are written again below */
+                d += k;
+                i += k;
+                if (k < 16)
+                        d = escape_byte(d, (unsigned char) s[i++]);
+        }
+#endif
+        for (; i < n; i++)
+                d = escape_byte(d, (unsigned char) s[i]);
+        b->len = (size_t) (d - b->data);
+}
+
+void outbuf_escaped_str(struct outbuf *b, const char *s) {
+        /* in steps of 16 bytes of input, each of which writes at most 64 */
+        for (;;) {
+                if (!outbuf_reserve(b, 64))
+                        return;
+                char *d = b->data + b->len;
+                for (unsigned k = 0; k < 16; k++) {
+                        unsigned char c = (unsigned char) *s++;
+                        if (!c) {
+                                b->len = (size_t) (d - b->data);
+                                return;
+                        }
+                        d = escape_byte(d, c);
                 }
+                b->len = (size_t) (d - b->data);
         }
 }

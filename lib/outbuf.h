@@ -62,3 +62,5 @@ void outbuf_hex(struct outbuf *b, uint64_t v);
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width);
 /* A comm or path: printable ASCII as is, anything else as \xNN, so one entry stays one line. */
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n);
+/* The same of a NUL-terminated string (a comm), in one pass. */
+void outbuf_escaped_str(struct outbuf *b, const char *s);

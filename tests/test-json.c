@@ -81,6 +81,45 @@ static void test_numbers(void) {
         outbuf_free(&got);
 }
 
+/* The text layout's escaping of a comm or a path, against a byte-at-a-time reading of its rule: strings of every
+ * length up to 70 (the vector steps, their tails), mostly plain, with a byte to escape anywhere. */
+static void test_escaping(void) {
+        struct outbuf got = {}, got_str = {};
+        char s[72], want[72 * 4 + 1];
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        for (unsigned len = 0; len <= 70; len++)
+                for (unsigned round = 0; round < 200; round++) {
+                        size_t w = 0;
+                        for (unsigned i = 0; i < len; i++) {
+                                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                                unsigned char c = (unsigned char) ('a' + x % 26);
+                                if (x % 97 < 1 + round % 8) /* from about 1 byte in 97 to 8 in 97 */
+                                        c = (unsigned char) (x >> 40);
+                                if (c == 0)
+                                        c = 0x5c;
+                                s[i] = (char) c;
+                                if (c >= 0x20 && c < 0x7f && c != '\\')
+                                        want[w++] = (char) c;
+                                else
+                                        w += (size_t) sprintf(want + w, "\\x%02x", c);
+                        }
+                        s[len] = 0;
+                        want[w] = 0;
+                        outbuf_reset(&got);
+                        outbuf_escaped(&got, s, len);
+                        outbuf_putc(&got, 0);
+                        outbuf_reset(&got_str);
+                        outbuf_escaped_str(&got_str, s);
+                        outbuf_putc(&got_str, 0);
+                        if (strcmp(got.data, want) || strcmp(got_str.data, want)) {
+                                CHECK_STR(got.data, want);
+                                CHECK_STR(got_str.data, want);
+                        }
+                }
+        outbuf_free(&got);
+        outbuf_free(&got_str);
+}
+
 /* Every request and summary field name is spelled twice (journal, JSON): the two must say the same name. */
 struct name_check {
         struct field_writer w;
@@ -152,6 +191,7 @@ static void test_field_names(void) {
 int main(void) {
         struct outbuf got = {}, want = {};
         test_numbers();
+        test_escaping();
         test_field_names();
         unsigned char s[64];
         uint64_t x = 12345;
