@@ -52,83 +52,102 @@ static inline unsigned dec_digits(uint64_t v) {
         return t + (v >= powers_of_10[t]);
 }
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The eight digits of v < 10^8, zero-padded, as the bytes of one word in the order they are written, with no
- * division and no branch: v splits into two halves of four digits (32-bit lanes), each half into two pairs
- * (16-bit lanes), each pair into two digits (bytes).  A lane's quotient by 100 is (x * 10486) >> 20 and by 10
- * (x * 103) >> 10, exact for the lanes' ranges (below 10^4 and 10^2), and no lane's product reaches the next. */
-static inline uint64_t dec8_word(uint32_t v) {
-        uint64_t halves = (v / 10000) | ((uint64_t) (v % 10000) << 32);
-        uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007f0000007full;
-        uint64_t pairs = ((halves - 100 * hundreds) << 16) | hundreds;
-        uint64_t tens = ((pairs * 103) >> 10) & 0x000f000f000f000full;
-        uint64_t digits = tens | ((pairs - 10 * tens) << 8);
-        return digits + 0x3030303030303030ull;
-}
-
-/* v < 10^8, in its n digits at d; writes 8 bytes */
-static inline char *dec_put_short(char *d, uint32_t v, unsigned n) {
-        uint64_t w = dec8_word(v) >> (8 * (8 - n)); /* the leading zeros are the first bytes */
-        memcpy(d, &w, 8);
-        return d + n;
-}
-
-static inline char *dec_put8(char *d, uint32_t v) {
-        uint64_t w = dec8_word(v);
-        memcpy(d, &w, 8);
-        return d + 8;
-}
-
-/* v's n digits at d; writes up to 8 bytes past them */
-static inline char *dec_put(char *d, uint64_t v, unsigned n) {
-        if (_likely_(n <= 8))
-                return dec_put_short(d, (uint32_t) v, n);
-        uint64_t q = v / 100000000;
-        uint32_t r = (uint32_t) (v - q * 100000000);
-        if (n <= 16)
-                d = dec_put_short(d, (uint32_t) q, n - 8);
-        else {
-                uint64_t qq = q / 100000000; /* below 1845 */
-                d = dec_put_short(d, (uint32_t) qq, n - 16);
-                d = dec_put8(d, (uint32_t) (q - qq * 100000000));
-        }
-        return dec_put8(d, r);
-}
-#define DEC_SLACK 8
-#else
-/* "00" "01" ... "99": two digits per division */
+/* "00" "01" ... "99" */
 static const char two_digits[201] =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
 
-/* v's n digits at d: pairs from the end */
-static inline char *dec_put(char *d, uint64_t v, unsigned n) {
-        for (unsigned k = n; k >= 2; k -= 2) {
-                memcpy(d + k - 2, two_digits + 2 * (v % 100), 2);
-                v /= 100;
-        }
-        if (n & 1)
-                d[0] = (char) ('0' + v);
-        return d + n;
+static inline char *dec_pair(char *d, uint32_t v) {
+        memcpy(d, two_digits + 2 * v, 2);
+        return d + 2;
 }
-#define DEC_SLACK 0
+
+/* the leading one or two digits, v < 100 */
+static inline char *dec_lead(char *d, uint32_t v) {
+        if (v < 10) {
+                *d = (char) ('0' + v);
+                return d + 1;
+        }
+        return dec_pair(d, v);
+}
+
+/* v < 10^8, without leading zeros: a branch by size, then pairs.  The sizes come in the same order line after
+ * line (a pid, a size, an offset), so the branches are predicted; measured on such a mix, this takes two
+ * thirds of the time of a branch-free form. */
+static inline char *dec_put_short(char *d, uint32_t v) {
+        if (v < 100)
+                return dec_lead(d, v);
+        if (v < 10000) {
+                d = dec_lead(d, v / 100);
+                return dec_pair(d, v % 100);
+        }
+        if (v < 1000000) {
+                uint32_t low = v % 10000;
+                d = dec_lead(d, v / 10000);
+                d = dec_pair(d, low / 100);
+                return dec_pair(d, low % 100);
+        }
+        uint32_t low = v % 1000000, mid = low / 100;
+        d = dec_lead(d, v / 1000000);
+        d = dec_pair(d, mid / 100);
+        d = dec_pair(d, mid % 100);
+        return dec_pair(d, low % 100);
+}
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Exactly eight digits of v < 10^8, as the bytes of one word in the order they are written, with no division
+ * and no branch: v splits into two halves of four digits (32-bit lanes), each half into two pairs (16-bit
+ * lanes), each pair into two digits (bytes).  A lane's quotient by 100 is (x * 10486) >> 20 and by 10
+ * (x * 103) >> 10, exact for the lanes' ranges (below 10^4 and 10^2), and no lane's product reaches the next. */
+static inline char *dec_put8(char *d, uint32_t v) {
+        uint64_t halves = (v / 10000) | ((uint64_t) (v % 10000) << 32);
+        uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007f0000007full;
+        uint64_t pairs = ((halves - 100 * hundreds) << 16) | hundreds;
+        uint64_t tens = ((pairs * 103) >> 10) & 0x000f000f000f000full;
+        uint64_t digits = (tens | ((pairs - 10 * tens) << 8)) + 0x3030303030303030ull;
+        memcpy(d, &digits, 8);
+        return d + 8;
+}
+#else
+static inline char *dec_put8(char *d, uint32_t v) {
+        uint32_t hi = v / 10000, lo = v % 10000;
+        d = dec_pair(d, hi / 100);
+        d = dec_pair(d, hi % 100);
+        d = dec_pair(d, lo / 100);
+        return dec_pair(d, lo % 100);
+}
 #endif
 
+/* v at d, at most 20 bytes */
+static inline char *dec_put(char *d, uint64_t v) {
+        if (_likely_(v < 100000000))
+                return dec_put_short(d, (uint32_t) v);
+        uint64_t q = v / 100000000;
+        uint32_t r = (uint32_t) (v - q * 100000000);
+        if (q < 100000000)
+                d = dec_put_short(d, (uint32_t) q);
+        else {
+                uint64_t qq = q / 100000000; /* below 1845 */
+                d = dec_put_short(d, (uint32_t) qq);
+                d = dec_put8(d, (uint32_t) (q - qq * 100000000));
+        }
+        return dec_put8(d, r);
+}
+
 void outbuf_u64_any(struct outbuf *b, uint64_t v) {
-        unsigned n = dec_digits(v);
-        if (!outbuf_reserve(b, n + DEC_SLACK))
+        if (!outbuf_reserve(b, 20))
                 return;
-        b->len = (size_t) (dec_put(b->data + b->len, v, n) - b->data);
+        b->len = (size_t) (dec_put(b->data + b->len, v) - b->data);
 }
 
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
         unsigned n = dec_digits(v), pad = width > n ? width - n : 0;
-        if (!outbuf_reserve(b, pad + n + DEC_SLACK))
+        if (!outbuf_reserve(b, pad + 20))
                 return;
         char *d = b->data + b->len;
         memset(d, ' ', pad);
-        b->len = (size_t) (dec_put(d + pad, v, n) - b->data);
+        b->len = (size_t) (dec_put(d + pad, v) - b->data);
 }
 
 void outbuf_s64(struct outbuf *b, int64_t v) {
