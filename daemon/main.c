@@ -703,7 +703,8 @@ int main(int argc, char **argv) {
                           r == -ENOENT ? "none of them is online" : strerror(-r));
                 goto out;
         }
-        r = perf_session_open(&d.perf, d.events, cpus, n_cpus, d.config->ring_pages, error, sizeof(error));
+        r = perf_session_open(&d.perf, d.events, cpus, n_cpus, d.config->ring_pages, !d.capture, error,
+                              sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
                 status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : r == -ENOENT ? EXIT_KERNEL : EXIT_RUNTIME;

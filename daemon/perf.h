@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,13 +25,15 @@ struct perf_session {
         size_t n_cpus;
         size_t n_events;
         struct ring *rings; /* one per CPU, for the engine */
+        unsigned wakeup_bytes; /* of a ring, unread, that wake the reader */
 };
 
 /* The online CPUs; with `only` (a CPU list), those of them it names (-ENOENT: none). */
 int online_cpus(const char *only, int **ret, size_t *ret_n);
-/* Open and map the rings; no tracepoint is attached yet. */
+/* Open and map the rings; no tracepoint is attached yet.  read_at_once: the reader reads the callers' memory
+ * itself, after the calls, and wants to be woken early. */
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
-                      unsigned ring_pages, char *error, size_t error_size);
+                      unsigned ring_pages, bool read_at_once, char *error, size_t error_size);
 /* The tracepoint filter of each kind of event (NULL: none). */
 struct perf_filters {
         const char *syscalls;     /* and sched_process_exec */
