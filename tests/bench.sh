@@ -17,6 +17,7 @@
 #
 # Timings only: nothing here is asserted (these machines are noisy).  As root, from a build directory:
 #   top_srcdir=SRC top_builddir=. bash SRC/tests/bench.sh [ROUNDS [SECONDS]]
+# BENCH_LOADS="batched fio" runs only those loads (more rounds of one, for a finer figure).
 set -eu
 . "${top_srcdir:?}/tests/lib.sh"
 need_tracing
@@ -144,10 +145,12 @@ PY
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+# the rounds' lowest and highest: how far one round is from the median, the resolution of the figure
+spread() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "rounds %.3f to %.3f", lo, hi}'; }
 
 echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records syscalls + requests + summary, to a file on tmpfs"
 echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time (256 MiB in 256 KiB writes)"
-for load in batched single fio; do
+for load in ${BENCH_LOADS:-batched single fio}; do
         : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
         : >"$T/p_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
         all_captured=yes
@@ -194,13 +197,15 @@ for load in batched single fio; do
                      "(user $user, system $system)," \
                      "peak RSS $rss KiB of which rings $rings KiB"
         done
-        echo "$load: untraced $(median <"$T/base") IOPS; paired ratio traced/untraced $(median <"$T/ratio");" \
+        echo "$load: untraced $(median <"$T/base") IOPS; paired ratio traced/untraced $(median <"$T/ratio")" \
+             "($(spread <"$T/ratio"));" \
              "daemon CPU $(median <"$T/cpu_rec") s per million records, $(median <"$T/cpu_call") s per million calls" \
              "(user $(median <"$T/user_call"), system $(median <"$T/sys_call")); $(median <"$T/bpr") bytes a record;" \
              "peak RSS beyond the rings $(median <"$T/rss") KiB; lost $lost_total, dropped $dropped_total;" \
              "every call captured: $all_captured"
         [ ! -s "$T/p_ratio" ] ||
-                echo "$load, raw perf record (no decoding): paired ratio $(median <"$T/p_ratio");" \
+                echo "$load, raw perf record (no decoding): paired ratio $(median <"$T/p_ratio")" \
+                     "($(spread <"$T/p_ratio"));" \
                      "CPU $(median <"$T/p_cpu_call") s per million calls (user $(median <"$T/p_user_call")," \
                      "system $(median <"$T/p_sys_call")); $(median <"$T/p_bpc") bytes a call;" \
                      "aiotraced's CPU a call over perf record's, paired: $(median <"$T/p_cpu_vs")"
