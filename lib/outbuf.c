@@ -13,6 +13,12 @@ void outbuf_free(struct outbuf *b) {
         *b = (struct outbuf) {};
 }
 
+static bool outbuf_fail(struct outbuf *b) {
+        b->failed = true;
+        b->cap = b->len; /* less than the allocation: only ever too little, and the slow path takes the rest */
+        return false;
+}
+
 bool outbuf_grow(struct outbuf *b, size_t extra) {
         if (b->failed)
                 return false;
@@ -20,17 +26,13 @@ bool outbuf_grow(struct outbuf *b, size_t extra) {
                 return true;
         size_t cap = b->cap ? b->cap : 4096;
         while (cap - b->len < extra) {
-                if (cap > SIZE_MAX / 2) {
-                        b->failed = true;
-                        return false;
-                }
+                if (cap > SIZE_MAX / 2)
+                        return outbuf_fail(b);
                 cap *= 2;
         }
         char *p = realloc(b->data, cap);
-        if (!p) {
-                b->failed = true;
-                return false;
-        }
+        if (!p)
+                return outbuf_fail(b);
         b->data = p;
         b->cap = cap;
         return true;

@@ -9,7 +9,8 @@
 #include "util.h"
 
 /* A growable byte buffer that formatters append to without stdio.  Growth is rare (it keeps its capacity across
- * entries); a failed growth sets `failed` and later appends are dropped, so callers check once per entry. */
+ * entries); a failed growth sets `failed` and later appends are dropped, so callers check once per entry.  It
+ * also makes `cap` equal `len`, so that an append's only test, for room, sends it to the slow path. */
 struct outbuf {
         char *data;
         size_t len;
@@ -25,7 +26,7 @@ static inline void outbuf_reset(struct outbuf *b) {
 /* Room for extra more bytes: the common case inline, growth out of line. */
 bool outbuf_grow(struct outbuf *b, size_t extra);
 static inline bool outbuf_reserve(struct outbuf *b, size_t extra) {
-        return _likely_(!b->failed && b->cap - b->len >= extra) || outbuf_grow(b, extra);
+        return _likely_(b->cap - b->len >= extra) || outbuf_grow(b, extra);
 }
 
 static inline void outbuf_put(struct outbuf *b, const void *p, size_t n) {

@@ -81,6 +81,32 @@ static void test_numbers(void) {
         outbuf_free(&got);
 }
 
+/* A growth that fails drops every later append until the buffer is reset (or its failure cleared, as the file
+ * sink does to drop one entry and go on); after either, appends work and grow again. */
+static void test_outbuf_failure(void) {
+        struct outbuf b = {};
+        outbuf_puts(&b, "abc");
+        CHECK(!outbuf_reserve(&b, SIZE_MAX / 2 + 10));
+        CHECK(b.failed);
+        outbuf_puts(&b, "def");
+        outbuf_u64(&b, 12345);
+        outbuf_ptr(&b, 1);
+        outbuf_escaped_str(&b, "x");
+        CHECK(b.len == 3);
+        b.failed = false;
+        for (unsigned i = 0; i < 3000; i++)
+                outbuf_puts(&b, "0123456789");
+        CHECK(!b.failed && b.len == 3 + 30000 && memcmp(b.data + 29993, "0123456789", 10) == 0);
+        CHECK(!outbuf_reserve(&b, SIZE_MAX - 5));
+        outbuf_reset(&b);
+        outbuf_puts(&b, "xyz");
+        outbuf_u64(&b, 12345);
+        outbuf_putc(&b, 0);
+        CHECK(!b.failed);
+        CHECK_STR(b.data, "xyz12345");
+        outbuf_free(&b);
+}
+
 /* The text layout's escaping of a comm or a path, against a byte-at-a-time reading of its rule: strings of every
  * length up to 70 (the vector steps, their tails), mostly plain, with a byte to escape anywhere. */
 static void test_escaping(void) {
@@ -192,6 +218,7 @@ int main(void) {
         struct outbuf got = {}, want = {};
         test_numbers();
         test_escaping();
+        test_outbuf_failure();
         test_field_names();
         unsigned char s[64];
         uint64_t x = 12345;
