@@ -148,7 +148,10 @@ void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
         if (!outbuf_reserve(b, pad + 20))
                 return;
         char *d = b->data + b->len;
-        memset(d, ' ', pad);
+        if (pad <= 16) /* "[%4d]": a fixed copy, the digits written over what is not padding */
+                memcpy(d, "                ", 16);
+        else
+                memset(d, ' ', pad);
         b->len = (size_t) (dec_put(d + pad, v) - b->data);
 }
 
