@@ -67,7 +67,8 @@ static void test_numbers(void) {
                 CHECK_STR(got.data, want);
         }
         /* every value of up to seven digits, and every eight-digit one in a stride that meets every digit at
-         * every place: the word-at-a-time writer */
+         * every place: the writer by size; beside each, a sixteen-digit number whose low eight digits are the
+         * same value, zero-padded: the word-at-a-time writer */
         for (uint64_t v = 0; v < 130000000; v += v < 10000000 ? 1 : 997) {
                 outbuf_reset(&got);
                 outbuf_u64_width(&got, v, 4);
