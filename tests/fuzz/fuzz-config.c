@@ -7,12 +7,19 @@
 #include "config.h"
 #include "filter.h"
 
+static char path[64];
+
+static void remove_path(void) {
+        (void) unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static char path[64];
-        if (!path[0])
+        if (!path[0]) {
                 snprintf(path, sizeof(path), "%s/aiotraced-fuzz-config.%d",
                          access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int) getpid());
+                atexit(remove_path); /* libFuzzer ends by exit(): every run had left its file behind */
+        }
         FILE *f = fopen(path, "we");
         if (!f)
                 abort();
