@@ -248,7 +248,11 @@ static inline unsigned plain_prefix16(const char *s) {
 
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
         /* the worst case: every byte escaped */
-        if (n > (SIZE_MAX - 16) / 4 || !outbuf_reserve(b, 4 * n + 16))
+        if (n > (SIZE_MAX - 16) / 4) {
+                (void) outbuf_fail(b); /* no room could hold it: dropped, and said, like any append */
+                return;
+        }
+        if (!outbuf_reserve(b, 4 * n + 16))
                 return;
         char *d = b->data + b->len;
         size_t i = 0;

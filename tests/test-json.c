@@ -86,6 +86,9 @@ static void test_numbers(void) {
  * sink does to drop one entry and go on); after either, appends work and grow again. */
 static void test_outbuf_failure(void) {
         struct outbuf b = {};
+        outbuf_escaped(&b, "x", SIZE_MAX / 2); /* more than any room: refused before a byte is read */
+        CHECK(b.failed && b.len == 0);
+        outbuf_reset(&b);
         outbuf_puts(&b, "abc");
         CHECK(!outbuf_reserve(&b, SIZE_MAX / 2 + 10));
         CHECK(b.failed);
