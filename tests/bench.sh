@@ -50,11 +50,18 @@ run_load() { # LOAD: prints "iops calls" (calls: - when the load does not count 
         esac
 }
 
+load_comm() { # LOAD: the name its process runs under, which the tracers select
+        case $1 in
+        fio) echo fio ;;
+        *) echo aio-bench ;;
+        esac
+}
+
 # LOAD: runs it traced; prints "iops calls daemon_calls records lost dropped cpu_s user_s system_s peak_rss_kib
 # rings_kib"
 run_traced() {
-        local comm=aio-bench
-        [ "$1" = fio ] && comm=fio
+        local comm
+        comm=$(load_comm "$1")
         rm -f "$out"/trace.log*
         write_config "$T/bench.conf" "watch = ( { comm = \"$comm\"; } );" \
                 'records = [ "syscalls", "requests", "summary" ];' \
@@ -89,8 +96,8 @@ run_traced() {
 # file on the same tmpfs, without any decoding: the floor the issue names.  Prints "iops samples cpu_s user_s
 # system_s bytes", the CPU from perf's start to just before it is stopped (its exit processing is not tracing).
 run_perf() {
-        local comm=aio-bench
-        [ "$1" = fio ] && comm=fio
+        local comm
+        comm=$(load_comm "$1")
         rm -f "$out/perf.data"
         local f="comm == \"$comm\"" ev=()
         for call in io_submit io_getevents; do
