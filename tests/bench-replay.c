@@ -3,7 +3,8 @@
  * `aiotraced --dump FILE` are replayed through the engine (merge, decode, capture, requests, summaries) and one
  * output format at a time, on one core, as fast as they go.  CPU time of the replay only (not the loading).
  *   bench-replay DUMP [SECONDS_PER_FORMAT]      (top_srcdir in the environment: the formats of tests/fixtures;
- *                                               REPLAY_FORMAT=json, text, ...: that format alone)
+ *                                               REPLAY_FORMAT=json, text, ...: that format alone;
+ *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +27,7 @@ enum replay_format { FMT_NONE, FMT_TEXT, FMT_JSON, FMT_JSON_MESSAGE, FMT_JOURNAL
 static const char *const format_names[_FMT_MAX] = { "engine only", "text", "json", "json+message", "journal fields" };
 
 static struct outbuf out, text;
+static FILE *output;
 static enum replay_format format;
 static uint64_t entries; /* the records the output carries: a call's, a request's, a summary's */
 
@@ -48,8 +50,11 @@ static void collect(void *userdata, const struct entry *e) {
         default:
                 break;
         }
-        if (out.len > (1u << 20))
+        if (out.len > (1u << 20)) {
+                if (output)
+                        fwrite(out.data, 1, out.len, output);
                 outbuf_reset(&out);
+        }
 }
 
 static double cpu_seconds(void) {
@@ -191,6 +196,11 @@ int main(int argc, char **argv) {
         struct fake_ring f;
         fake_ring_init(&f, RING_BYTES, 0);
         const char *only = getenv("REPLAY_FORMAT"); /* one format alone, for a profiler */
+        const char *output_path = getenv("REPLAY_OUTPUT");
+        if (output_path && !(output = fopen(output_path, "we"))) {
+                fprintf(stderr, "bench-replay: %s: %m\n", output_path);
+                return 1;
+        }
         for (format = 0; format < _FMT_MAX; format++) {
                 if (only && strcmp(only, format_names[format]) != 0)
                         continue;
@@ -224,6 +234,13 @@ int main(int argc, char **argv) {
                        (double) records / used, entries, e.stats.calls, records, used);
                 engine_done(&e);
                 ring_done(&ring);
+                if (output)
+                        fwrite(out.data, 1, out.len, output);
+                outbuf_reset(&out);
+        }
+        if (output && fclose(output) != 0) {
+                fprintf(stderr, "bench-replay: %s: %m\n", output_path);
+                return 1;
         }
         fake_ring_free(&f);
         free(dump);
