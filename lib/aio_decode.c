@@ -120,12 +120,20 @@ const char *errno_name(int err, char buf[static 16]) {
         return buf;
 }
 
+char *span_result(char *d, int64_t res) {
+        d = span_s64(d, res);
+        if (_likely_(!result_is_errno(res)))
+                return d;
+        char tmp[16];
+        const char *name = errno_name((int) -res, tmp);
+        d = span_lit(d, " (");
+        d = span_put(d, name, strnlen(name, ERRNO_NAME_MAX));
+        *d++ = ')';
+        return d;
+}
+
 void format_result(struct outbuf *b, int64_t res) {
-        outbuf_s64(b, res);
-        if (result_is_errno(res)) {
-                char tmp[16];
-                outbuf_puts(b, " (");
-                outbuf_puts(b, errno_name((int) -res, tmp));
-                outbuf_putc(b, ')');
-        }
+        char *d = outbuf_span(b, SPAN_RESULT);
+        if (d)
+                outbuf_span_end(b, span_result(d, res), SPAN_RESULT);
 }

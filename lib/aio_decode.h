@@ -58,10 +58,15 @@ bool iocb_is_vectored(const struct iocb_info *info);
 const char *iocb_opcode_name(uint16_t opcode);
 void format_rw_flags(struct outbuf *b, uint32_t flags);
 void format_iocb_flags(struct outbuf *b, uint32_t flags);
-/* "-5 (EIO)" for negative results, "4096" otherwise */
 /* A result the kernel means as -errno (the range the kernel's IS_ERR_VALUE takes). */
 static inline bool result_is_errno(int64_t v) {
         return v < 0 && v >= -4095;
 }
 
+/* The longest errno_name() ("EIO", or "E4000" for a number libc has no name for): test-json checks every one
+ * fits, and a longer one would be cut, not overrun. */
+#define ERRNO_NAME_MAX 24
+/* "-5 (EIO)" for negative results, "4096" otherwise */
 void format_result(struct outbuf *b, int64_t res);
+#define SPAN_RESULT (SPAN_S64 + 3 + ERRNO_NAME_MAX)
+char *span_result(char *d, int64_t res);

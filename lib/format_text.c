@@ -32,25 +32,37 @@ static void put_iocb_options(struct outbuf *b, int32_t rw_flags, int16_t reqprio
         }
 }
 
-static void put_iocb_fields(struct outbuf *b, const struct iocb_info *cb) {
+/* The words of a line, without its values: a bound each span of a line below stays within, with room to spare
+ * (outbuf_span_end stops the daemon should one ever pass its room). */
+#define LINE_WORDS 160
+
+/* An iocb line up to its offset: the index, the iocb's address, an op (or an unknown one's number), three
+ * pointers and three numbers. */
+#define IOCB_LINE_ROOM (LINE_WORDS + SPAN_U64_WIDTH(4) + 3 * SPAN_PTR + SPAN_WORD + 3 * SPAN_U64 + SPAN_S64)
+
+static char *span_iocb_fields(char *d, const struct iocb_info *cb) {
         const char *op = iocb_opcode_name(cb->opcode);
-        outbuf_puts(b, "op = ");
+        d = span_lit(d, "op = ");
         if (op)
-                outbuf_puts(b, op);
+                d = span_word(d, op);
         else {
-                outbuf_u64(b, cb->opcode);
-                outbuf_puts(b, " (unknown)");
+                d = span_u64(d, cb->opcode);
+                d = span_lit(d, " (unknown)");
         }
-        outbuf_puts(b, ", fd = ");
-        outbuf_u64(b, cb->fd);
-        outbuf_puts(b, ", data = ");
-        outbuf_ptr(b, cb->data);
-        outbuf_puts(b, ", buf = ");
-        outbuf_ptr(b, cb->buf);
-        outbuf_puts(b, ", nbytes = ");
-        outbuf_u64(b, cb->nbytes);
-        outbuf_puts(b, ", offset = ");
-        outbuf_s64(b, cb->offset);
+        d = span_lit(d, ", fd = ");
+        d = span_u64(d, cb->fd);
+        d = span_lit(d, ", data = ");
+        d = span_ptr(d, cb->data);
+        d = span_lit(d, ", buf = ");
+        d = span_ptr(d, cb->buf);
+        d = span_lit(d, ", nbytes = ");
+        d = span_u64(d, cb->nbytes);
+        d = span_lit(d, ", offset = ");
+        return span_s64(d, cb->offset);
+}
+
+/* What few iocbs set, after the offset. */
+static void put_iocb_extras(struct outbuf *b, const struct iocb_info *cb) {
         if (iocb_is_vectored(cb)) {
                 outbuf_puts(b, ", iov_total = ");
                 if (cb->iov_state == MEM_OK || cb->iov_state == MEM_STALE) {
@@ -72,58 +84,74 @@ static void put_iocb_fields(struct outbuf *b, const struct iocb_info *cb) {
 
 /* index < 0: the iocb io_cancel names */
 static void put_iocb_line(struct outbuf *b, int index, const struct iocb_info *cb) {
+        char *d = outbuf_span(b, IOCB_LINE_ROOM);
+        if (!d)
+                return;
         if (index >= 0) {
-                outbuf_puts(b, "    iocb[");
-                outbuf_u64_width(b, (unsigned) index, 4);
-                outbuf_puts(b, "] = ");
+                d = span_lit(d, "    iocb[");
+                d = span_u64_width(d, (unsigned) index, 4);
+                d = span_lit(d, "] = ");
         } else
-                outbuf_puts(b, "    iocb = ");
+                d = span_lit(d, "    iocb = ");
         if (cb->addr_state != MEM_OK && cb->addr_state != MEM_STALE) {
+                outbuf_span_end(b, d, IOCB_LINE_ROOM);
                 put_state(b, cb->addr_state);
                 outbuf_putc(b, '\n');
                 return;
         }
-        outbuf_ptr(b, cb->addr);
-        outbuf_puts(b, ", ");
+        d = span_ptr(d, cb->addr);
+        d = span_lit(d, ", ");
         if (cb->state == MEM_OK || cb->state == MEM_STALE) {
-                put_iocb_fields(b, cb);
+                d = span_iocb_fields(d, cb);
+                outbuf_span_end(b, d, IOCB_LINE_ROOM);
+                put_iocb_extras(b, cb);
                 put_stale(b, cb->state == MEM_STALE ? MEM_STALE : cb->addr_state);
-        } else
+        } else {
+                outbuf_span_end(b, d, IOCB_LINE_ROOM);
                 put_state(b, cb->state);
+        }
         outbuf_putc(b, '\n');
 }
 
+/* An event's two lines: the index, four pointers, a result and res2. */
+#define EVENT_LINES_ROOM (LINE_WORDS + SPAN_U64_WIDTH(4) + 4 * SPAN_PTR + SPAN_U64 + SPAN_RESULT + SPAN_S64)
+
 static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev) {
-        outbuf_puts(b, "    event[");
-        outbuf_u64_width(b, i, 4);
-        outbuf_puts(b, "] = ");
-        outbuf_ptr(b, ev->addr);
+        char *d = outbuf_span(b, EVENT_LINES_ROOM);
+        if (!d)
+                return;
+        d = span_lit(d, "    event[");
+        d = span_u64_width(d, i, 4);
+        d = span_lit(d, "] = ");
+        d = span_ptr(d, ev->addr);
         if (ev->state != MEM_OK && ev->state != MEM_STALE) {
+                outbuf_span_end(b, d, EVENT_LINES_ROOM);
                 outbuf_puts(b, ", ");
                 put_state(b, ev->state);
                 outbuf_putc(b, '\n');
                 return;
         }
-        outbuf_puts(b, "\n      iocb = ");
-        outbuf_ptr(b, ev->obj);
-        outbuf_puts(b, ", fd = ");
+        d = span_lit(d, "\n      iocb = ");
+        d = span_ptr(d, ev->obj);
+        d = span_lit(d, ", fd = ");
         if (ev->fd >= 0)
-                outbuf_u64(b, (uint64_t) ev->fd);
+                d = span_u64(d, (uint64_t) ev->fd);
         else
-                outbuf_putc(b, '?');
-        outbuf_puts(b, ", data = ");
-        outbuf_ptr(b, ev->data);
-        outbuf_puts(b, ", res = ");
-        format_result(b, ev->res);
-        outbuf_puts(b, ", res2 = ");
-        outbuf_s64(b, ev->res2);
+                *d++ = '?';
+        d = span_lit(d, ", data = ");
+        d = span_ptr(d, ev->data);
+        d = span_lit(d, ", res = ");
+        d = span_result(d, ev->res);
+        d = span_lit(d, ", res2 = ");
+        d = span_s64(d, ev->res2);
         if (ev->data_mismatch) {
-                outbuf_puts(b, " [stale: submitted with data ");
-                outbuf_ptr(b, ev->expected_data);
-                outbuf_putc(b, ']');
-        } else
-                put_stale(b, ev->state);
-        outbuf_putc(b, '\n');
+                d = span_lit(d, " [stale: submitted with data ");
+                d = span_ptr(d, ev->expected_data);
+                *d++ = ']';
+        } else if (ev->state == MEM_STALE)
+                d = span_lit(d, " [stale]");
+        *d++ = '\n';
+        outbuf_span_end(b, d, EVENT_LINES_ROOM);
 }
 
 static void put_truncated(struct outbuf *b, const struct aio_call *c, const char *what, unsigned max) {
@@ -138,76 +166,87 @@ static void put_truncated(struct outbuf *b, const struct aio_call *c, const char
         outbuf_puts(b, ")\n");
 }
 
-static void put_args(struct outbuf *b, const struct aio_call *c) {
+/* The most a call's arguments write: io_pgetevents' four pointers and two numbers. */
+#define ARGS_ROOM (4 * SPAN_PTR + 2 * SPAN_S64)
+
+static char *span_args(char *d, const struct aio_call *c) {
         if (!c->enter_seen) {
-                outbuf_putc(b, '?');
-                return;
+                *d++ = '?';
+                return d;
         }
         const uint64_t *a = c->args;
         switch (c->syscall) {
         case AIO_IO_SETUP:
-                outbuf_u64(b, (uint32_t) a[0]);
-                outbuf_puts(b, ", ");
-                outbuf_ptr(b, a[1]);
+                d = span_u64(d, (uint32_t) a[0]);
+                d = span_lit(d, ", ");
+                d = span_ptr(d, a[1]);
                 break;
         case AIO_IO_DESTROY:
-                outbuf_ptr(b, a[0]);
+                d = span_ptr(d, a[0]);
                 break;
         case AIO_IO_SUBMIT:
-                outbuf_ptr(b, a[0]);
-                outbuf_puts(b, ", ");
-                outbuf_s64(b, (int64_t) a[1]);
-                outbuf_puts(b, ", ");
-                outbuf_ptr(b, a[2]);
+                d = span_ptr(d, a[0]);
+                d = span_lit(d, ", ");
+                d = span_s64(d, (int64_t) a[1]);
+                d = span_lit(d, ", ");
+                d = span_ptr(d, a[2]);
                 break;
         case AIO_IO_CANCEL:
-                outbuf_ptr(b, a[0]);
-                outbuf_puts(b, ", ");
-                outbuf_ptr(b, a[1]);
-                outbuf_puts(b, ", ");
-                outbuf_ptr(b, a[2]);
+                d = span_ptr(d, a[0]);
+                d = span_lit(d, ", ");
+                d = span_ptr(d, a[1]);
+                d = span_lit(d, ", ");
+                d = span_ptr(d, a[2]);
                 break;
         case AIO_IO_GETEVENTS:
         case AIO_IO_PGETEVENTS:
-                outbuf_ptr(b, a[0]);
-                outbuf_puts(b, ", ");
-                outbuf_s64(b, (int64_t) a[1]);
-                outbuf_puts(b, ", ");
-                outbuf_s64(b, (int64_t) a[2]);
-                outbuf_puts(b, ", ");
-                outbuf_ptr(b, a[3]);
-                outbuf_puts(b, ", ");
-                outbuf_ptr(b, a[4]);
+                d = span_ptr(d, a[0]);
+                d = span_lit(d, ", ");
+                d = span_s64(d, (int64_t) a[1]);
+                d = span_lit(d, ", ");
+                d = span_s64(d, (int64_t) a[2]);
+                d = span_lit(d, ", ");
+                d = span_ptr(d, a[3]);
+                d = span_lit(d, ", ");
+                d = span_ptr(d, a[4]);
                 if (c->syscall == AIO_IO_PGETEVENTS) {
-                        outbuf_puts(b, ", ");
-                        outbuf_ptr(b, a[5]);
+                        d = span_lit(d, ", ");
+                        d = span_ptr(d, a[5]);
                 }
                 break;
         default:
                 break;
         }
+        return d;
 }
+
+/* A call's line after its comm: pid and tid, the name, the arguments, the result and the time. */
+#define CALL_LINE_ROOM (LINE_WORDS + 2 * SPAN_U64 + SPAN_WORD + ARGS_ROOM + SPAN_RESULT + SPAN_U64)
 
 static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max) {
         outbuf_putc(b, '[');
         outbuf_escaped_str(b, c->comm);
-        outbuf_puts(b, " - ");
-        outbuf_u64(b, c->pid);
-        outbuf_puts(b, " - ");
-        outbuf_u64(b, c->tid);
-        outbuf_puts(b, "] ");
-        outbuf_puts(b, aio_syscall_name(c->syscall));
-        outbuf_putc(b, '(');
-        put_args(b, c);
-        outbuf_puts(b, ") [retval = ");
-        format_result(b, c->ret);
-        outbuf_putc(b, ']');
+        char *d = outbuf_span(b, CALL_LINE_ROOM);
+        if (!d)
+                return;
+        d = span_lit(d, " - ");
+        d = span_u64(d, c->pid);
+        d = span_lit(d, " - ");
+        d = span_u64(d, c->tid);
+        d = span_lit(d, "] ");
+        d = span_word(d, aio_syscall_name(c->syscall));
+        *d++ = '(';
+        d = span_args(d, c);
+        d = span_lit(d, ") [retval = ");
+        d = span_result(d, c->ret);
+        *d++ = ']';
         if (c->enter_seen) {
-                outbuf_puts(b, " (");
-                outbuf_u64(b, c->exit_time - c->enter_time);
-                outbuf_puts(b, " ns)\n");
+                d = span_lit(d, " (");
+                d = span_u64(d, c->exit_time - c->enter_time);
+                d = span_lit(d, " ns)\n");
         } else
-                outbuf_puts(b, " (enter not seen)\n");
+                d = span_lit(d, " (enter not seen)\n");
+        outbuf_span_end(b, d, CALL_LINE_ROOM);
 
         switch (c->syscall) {
         case AIO_IO_SETUP:
@@ -296,33 +335,38 @@ static void put_proc(struct outbuf *b, const char *comm, uint32_t pid) {
         outbuf_puts(b, "] ");
 }
 
-static void put_ns(struct outbuf *b, const char *name, uint64_t ns) {
-        outbuf_puts(b, name);
-        outbuf_u64(b, ns);
-        outbuf_puts(b, " ns");
-}
+/* The most any of a request line's spans writes (the last is the longest): two results, four pointers, four
+ * numbers and two signed ones. */
+#define REQUEST_SPAN_ROOM (LINE_WORDS + SPAN_RESULT + 4 * SPAN_PTR + 4 * SPAN_U64 + 2 * SPAN_S64)
 
 static void format_request(struct outbuf *b, const struct request *r) {
-        put_proc(b, r->comm, r->pid);
-        outbuf_puts(b, "request ");
-        outbuf_puts(b, request_kind_name(r->kind));
+        outbuf_putc(b, '[');
+        outbuf_escaped_str(b, r->comm);
+        char *d = outbuf_span(b, REQUEST_SPAN_ROOM);
+        if (!d)
+                return;
+        d = span_lit(d, " - ");
+        d = span_u64(d, r->pid);
+        d = span_lit(d, "] request ");
+        d = span_word(d, request_kind_name(r->kind));
         if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED) {
+                outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
                 outbuf_puts(b, " (");
                 outbuf_puts(b, request_end_name(r->end));
                 outbuf_putc(b, ')');
+                if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
+                        return;
         }
-        outbuf_puts(b, ": ");
+        d = span_lit(d, ": ");
         if (r->submit_known) {
                 const char *op = iocb_opcode_name(r->opcode);
-                outbuf_puts(b, "op = ");
-                if (op)
-                        outbuf_puts(b, op);
-                else
-                        outbuf_u64(b, r->opcode);
-                outbuf_puts(b, ", fd = ");
-                outbuf_u64(b, r->fd);
+                d = span_lit(d, "op = ");
+                d = op ? span_word(d, op) : span_u64(d, r->opcode);
+                d = span_lit(d, ", fd = ");
+                d = span_u64(d, r->fd);
                 if (r->path_state != PATH_NONE) {
-                        outbuf_puts(b, ", path = ");
+                        d = span_lit(d, ", path = ");
+                        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
                         if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED)) {
                                 outbuf_escaped(b, r->path->s, r->path->len);
                                 if (r->path_state == PATH_UNVERIFIED)
@@ -332,53 +376,63 @@ static void format_request(struct outbuf *b, const struct request *r) {
                                 outbuf_puts(b, path_state_name(r->path_state));
                                 outbuf_putc(b, '>');
                         }
+                        if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
+                                return;
                 }
-                outbuf_puts(b, ", offset = ");
-                outbuf_s64(b, r->offset);
-                outbuf_puts(b, ", nbytes = ");
+                d = span_lit(d, ", offset = ");
+                d = span_s64(d, r->offset);
+                d = span_lit(d, ", nbytes = ");
                 if (r->nbytes_known)
-                        outbuf_u64(b, r->nbytes);
+                        d = span_u64(d, r->nbytes);
                 else
-                        outbuf_putc(b, '?');
-                put_iocb_options(b, r->rw_flags, r->reqprio, r->flags);
-                outbuf_puts(b, ", ");
+                        *d++ = '?';
+                if (r->rw_flags || r->reqprio || r->flags) {
+                        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+                        put_iocb_options(b, r->rw_flags, r->reqprio, r->flags);
+                        if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
+                                return;
+                }
+                d = span_lit(d, ", ");
         }
         if (r->has_result) {
-                outbuf_puts(b, "res = ");
-                format_result(b, r->res);
-                outbuf_puts(b, ", res2 = ");
-                outbuf_s64(b, r->res2);
-                outbuf_puts(b, ", ");
+                d = span_lit(d, "res = ");
+                d = span_result(d, r->res);
+                d = span_lit(d, ", res2 = ");
+                d = span_s64(d, r->res2);
+                d = span_lit(d, ", ");
         }
         if (r->submit_known && r->end_time >= r->submit_time) {
                 if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED) {
-                        put_ns(b, "latency = ", r->end_time - r->submit_time);
-                        outbuf_puts(b, ", ");
+                        d = span_lit(d, "latency = ");
+                        d = span_u64(d, r->end_time - r->submit_time);
+                        d = span_lit(d, " ns, ");
                 } else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN) {
-                        put_ns(b, "in flight for ", r->end_time - r->submit_time);
-                        outbuf_puts(b, ", ");
+                        d = span_lit(d, "in flight for ");
+                        d = span_u64(d, r->end_time - r->submit_time);
+                        d = span_lit(d, " ns, ");
                 }
         }
-        outbuf_puts(b, "ctx = ");
-        outbuf_ptr(b, r->ctx);
-        outbuf_puts(b, ", iocb = ");
-        outbuf_ptr(b, r->iocb);
-        outbuf_puts(b, ", data = ");
-        outbuf_ptr(b, r->data);
+        d = span_lit(d, "ctx = ");
+        d = span_ptr(d, r->ctx);
+        d = span_lit(d, ", iocb = ");
+        d = span_ptr(d, r->iocb);
+        d = span_lit(d, ", data = ");
+        d = span_ptr(d, r->data);
         if (r->kind == REQ_STALE) {
-                outbuf_puts(b, " [stale: completed with data ");
-                outbuf_ptr(b, r->event_data);
-                outbuf_putc(b, ']');
+                d = span_lit(d, " [stale: completed with data ");
+                d = span_ptr(d, r->event_data);
+                *d++ = ']';
         }
         if (r->submit_known) {
-                outbuf_puts(b, ", submitted by ");
-                outbuf_u64(b, r->submit_tid);
+                d = span_lit(d, ", submitted by ");
+                d = span_u64(d, r->submit_tid);
         }
         if (r->has_result) {
-                outbuf_puts(b, ", reaped by ");
-                outbuf_u64(b, r->reap_tid);
+                d = span_lit(d, ", reaped by ");
+                d = span_u64(d, r->reap_tid);
         }
-        outbuf_putc(b, '\n');
+        *d++ = '\n';
+        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
 }
 
 static void put_by_op(struct outbuf *b, const char *name, const uint64_t *by_op) {

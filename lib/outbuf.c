@@ -13,6 +13,10 @@ void outbuf_free(struct outbuf *b) {
         *b = (struct outbuf) {};
 }
 
+void outbuf_span_overrun(void) {
+        abort();
+}
+
 static bool outbuf_fail(struct outbuf *b) {
         b->failed = true;
         b->cap = b->len; /* less than the allocation: only ever too little, and the slow path takes the rest */
@@ -137,22 +141,31 @@ static inline char *dec_put(char *d, uint64_t v) {
         return dec_put8(d, r);
 }
 
-void outbuf_u64_any(struct outbuf *b, uint64_t v) {
-        if (!outbuf_reserve(b, 20))
-                return;
-        b->len = (size_t) (dec_put(b->data + b->len, v) - b->data);
+char *span_u64_any(char *d, uint64_t v) {
+        return dec_put(d, v);
 }
 
-void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
+void outbuf_u64_any(struct outbuf *b, uint64_t v) {
+        char *d = outbuf_span(b, SPAN_U64);
+        if (d)
+                outbuf_span_end(b, dec_put(d, v), SPAN_U64);
+}
+
+char *span_u64_width(char *d, uint64_t v, unsigned width) {
         unsigned n = dec_digits(v), pad = width > n ? width - n : 0;
-        if (!outbuf_reserve(b, pad + 20))
-                return;
-        char *d = b->data + b->len;
-        if (pad <= 16) /* "[%4d]": a fixed copy, the digits written over what is not padding */
+        /* "[%4d]": a fixed copy, the digits written over what is not padding; it stays within the room, which
+         * is at least SPAN_U64 */
+        if (pad <= 16)
                 memcpy(d, "                ", 16);
         else
                 memset(d, ' ', pad);
-        b->len = (size_t) (dec_put(d + pad, v) - b->data);
+        return dec_put(d + pad, v);
+}
+
+void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
+        char *d = outbuf_span(b, SPAN_U64_WIDTH(width));
+        if (d)
+                outbuf_span_end(b, span_u64_width(d, v, width), SPAN_U64_WIDTH(width));
 }
 
 void outbuf_s64(struct outbuf *b, int64_t v) {
@@ -195,14 +208,17 @@ static inline void hex16(char *d, uint64_t v) {
 }
 #endif
 
-void outbuf_ptr(struct outbuf *b, uint64_t v) {
-        if (!outbuf_reserve(b, 18))
-                return;
-        char *d = b->data + b->len;
+char *span_ptr(char *d, uint64_t v) {
         d[0] = '0';
         d[1] = 'x';
         hex16(d + 2, v);
-        b->len += 18;
+        return d + 18;
+}
+
+void outbuf_ptr(struct outbuf *b, uint64_t v) {
+        char *d = outbuf_span(b, SPAN_PTR);
+        if (d)
+                outbuf_span_end(b, span_ptr(d, v), SPAN_PTR);
 }
 
 void outbuf_hex(struct outbuf *b, uint64_t v) {
@@ -246,15 +262,7 @@ static inline unsigned plain_prefix16(const char *s) {
 }
 #endif
 
-void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
-        /* the worst case: every byte escaped */
-        if (n > (SIZE_MAX - 16) / 4) {
-                (void) outbuf_fail(b); /* no room could hold it: dropped, and said, like any append */
-                return;
-        }
-        if (!outbuf_reserve(b, 4 * n + 16))
-                return;
-        char *d = b->data + b->len;
+char *span_escaped(char *d, const char *s, size_t n) {
         size_t i = 0;
 #ifdef __SSE2__
         /* a path is mostly plain: sixteen bytes checked and copied at a time */
@@ -269,7 +277,17 @@ void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
 #endif
         for (; i < n; i++)
                 d = escape_byte(d, (unsigned char) s[i]);
-        b->len = (size_t) (d - b->data);
+        return d;
+}
+
+void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
+        if (n > (SIZE_MAX - 16) / 4) {
+                (void) outbuf_fail(b); /* no room could hold it: dropped, and said, like any append */
+                return;
+        }
+        char *d = outbuf_span(b, SPAN_ESCAPED(n));
+        if (d)
+                outbuf_span_end(b, span_escaped(d, s, n), SPAN_ESCAPED(n));
 }
 
 void outbuf_escaped_str(struct outbuf *b, const char *s) {

@@ -45,8 +45,68 @@ static inline void outbuf_putc(struct outbuf *b, char c) {
                 return;
         b->data[b->len++] = c;
 }
-void outbuf_u64_any(struct outbuf *b, uint64_t v);
+/* A line's appends with one test for room: outbuf_span reserves the most the line can write and gives where it
+ * starts, span_* write there unchecked, each returning where the next begins, and outbuf_span_end takes the
+ * length.  NULL: the buffer has failed.  The SPAN_* sizes are what each writes at most. */
+#define SPAN_U64 20 /* 18446744073709551615 */
+#define SPAN_S64 20 /* -9223372036854775808 */
+#define SPAN_PTR 18 /* 0x%016llx */
+#define SPAN_U64_WIDTH(width) ((width) + SPAN_U64)
+#define SPAN_ESCAPED(n) (4 * (n) + 16) /* every byte as \xNN, and a vector's overrun */
+
+static inline char *outbuf_span(struct outbuf *b, size_t room) {
+        return outbuf_reserve(b, room) ? b->data + b->len : NULL;
+}
+/* A span that wrote past its room has already corrupted memory: stop rather than go on. */
+_Noreturn void outbuf_span_overrun(void);
+static inline void outbuf_span_end(struct outbuf *b, char *d, size_t room) {
+        size_t n = (size_t) (d - (b->data + b->len));
+        if (n > room)
+                outbuf_span_overrun();
+        b->len += n;
+}
+
+static inline char *span_put(char *d, const void *p, size_t n) {
+        memcpy(d, p, n);
+        return d + n;
+}
+/* a string literal: its size known where it is written, so the copy is a few moves */
+#define span_lit(d, s) span_put((d), "" s, sizeof(s) - 1)
+
+/* A name from aiotraced's own tables (an op, a syscall, a request's kind): none is longer than SPAN_WORD
+ * (test-json checks each), and a longer one would be cut, not overrun. */
+#define SPAN_WORD 16
+static inline char *span_word(char *d, const char *s) {
+        for (unsigned i = 0; i < SPAN_WORD && s[i]; i++)
+                *d++ = s[i];
+        return d;
+}
+
+char *span_u64_any(char *d, uint64_t v);
 /* A digit alone inline: fds, counts, a result of 0 or 1 are a third of the numbers an entry has. */
+static inline char *span_u64(char *d, uint64_t v) {
+        if (v < 10) {
+                *d = (char) ('0' + v);
+                return d + 1;
+        }
+        return span_u64_any(d, v);
+}
+static inline char *span_s64(char *d, int64_t v) {
+        if (v < 0) {
+                *d++ = '-';
+                return span_u64(d, (uint64_t) 0 - (uint64_t) v);
+        }
+        return span_u64(d, (uint64_t) v);
+}
+/* 0x%016llx, as the seed script printed pointers */
+char *span_ptr(char *d, uint64_t v);
+/* decimal right-aligned in `width` columns, as "[%4d]" */
+char *span_u64_width(char *d, uint64_t v, unsigned width);
+/* A comm or path: printable ASCII as is, anything else as \xNN, so one entry stays one line. */
+char *span_escaped(char *d, const char *s, size_t n);
+
+/* The same, each appended with its own test for room. */
+void outbuf_u64_any(struct outbuf *b, uint64_t v);
 static inline void outbuf_u64(struct outbuf *b, uint64_t v) {
         if (v < 10 && outbuf_reserve(b, 1)) {
                 b->data[b->len++] = (char) ('0' + v);
@@ -55,13 +115,10 @@ static inline void outbuf_u64(struct outbuf *b, uint64_t v) {
         outbuf_u64_any(b, v);
 }
 void outbuf_s64(struct outbuf *b, int64_t v);
-/* 0x%016llx, as the seed script printed pointers */
 void outbuf_ptr(struct outbuf *b, uint64_t v);
 /* 0x%llx */
 void outbuf_hex(struct outbuf *b, uint64_t v);
-/* decimal right-aligned in `width` columns, as "[%4d]" */
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width);
-/* A comm or path: printable ASCII as is, anything else as \xNN, so one entry stays one line. */
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n);
 /* The same of a NUL-terminated string (a comm), in one pass. */
 void outbuf_escaped_str(struct outbuf *b, const char *s);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* JSON strings of any bytes, against a plain escaper written byte by byte: the fast path (eight bytes at a
  * time) must never let through what has to be escaped, wherever it sits in a word. */
+#include "aio_decode.h"
+#include "events.h"
 #include "format_fields.h"
 #include "format_json.h"
+#include "format_text.h"
 
 #include "test.h"
 
@@ -218,12 +221,109 @@ static void test_field_names(void) {
         free(path);
 }
 
+/* The text layout writes a line's fields into room reserved once, by bounds on what each field can take: the
+ * names it writes fit theirs, and lines of the longest values of every field stay in their room (a line that
+ * did not would stop the test in outbuf_span_end). */
+static void test_line_room(void) {
+        char tmp[16], want[64];
+        int longest_errno = 1;
+        for (int e = 1; e <= 4095; e++) {
+                size_t n = strlen(errno_name(e, tmp));
+                CHECK(n <= ERRNO_NAME_MAX);
+                if (n > strlen(errno_name(longest_errno, tmp)))
+                        longest_errno = e;
+        }
+        for (unsigned op = 0; op <= UINT16_MAX; op++)
+                CHECK(!iocb_opcode_name((uint16_t) op) || strlen(iocb_opcode_name((uint16_t) op)) <= SPAN_WORD);
+        for (int c = 0; c <= _AIO_SYSCALL_MAX; c++)
+                CHECK(strlen(aio_syscall_name((enum aio_syscall) c)) <= SPAN_WORD);
+        for (int k = 0; k <= _REQ_KIND_MAX; k++)
+                CHECK(strlen(request_kind_name((enum request_kind) k)) <= SPAN_WORD);
+
+        struct { char *(*put)(char *, uint64_t); uint64_t v; size_t room; const char *want; } spans[] = {
+                { span_u64_any, UINT64_MAX, SPAN_U64, "18446744073709551615" },
+                { span_ptr, UINT64_MAX, SPAN_PTR, "0xffffffffffffffff" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(spans); i++) {
+                memset(want, '#', sizeof(want));
+                char *end = spans[i].put(want, spans[i].v);
+                CHECK((size_t) (end - want) == spans[i].room && memcmp(want, spans[i].want, spans[i].room) == 0);
+                CHECK(want[spans[i].room] == '#');
+        }
+        CHECK(span_s64(want, INT64_MIN) - want == SPAN_S64);
+        CHECK(span_result(want, -longest_errno) - want <= SPAN_RESULT);
+
+        const int64_t worst = -(int64_t) longest_errno;
+        struct iocb_info cbs[2] = {
+                { .addr = UINT64_MAX, .state = MEM_STALE, .data = UINT64_MAX, .opcode = UINT16_MAX, .fd = UINT32_MAX,
+                  .buf = UINT64_MAX, .nbytes = UINT64_MAX, .offset = INT64_MIN, .rw_flags = -1, .reqprio = INT16_MIN,
+                  .flags = UINT32_MAX, .resfd = UINT32_MAX, .key = UINT32_MAX },
+                { .addr = UINT64_MAX, .opcode = 7 /* preadv */, .nbytes = UINT64_MAX, .iov_state = MEM_STALE,
+                  .iov_total = UINT64_MAX, .offset = INT64_MIN },
+        };
+        struct event_info evs[1] = {
+                { .addr = UINT64_MAX, .state = MEM_STALE, .data = UINT64_MAX, .obj = UINT64_MAX, .res = worst,
+                  .res2 = INT64_MIN, .fd = INT32_MAX, .data_mismatch = true, .expected_data = UINT64_MAX },
+        };
+        struct aio_call call = {
+                .pid = UINT32_MAX, .tid = UINT32_MAX, .comm = "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f",
+                .exit_time = UINT64_MAX, .enter_seen = true, .ret = worst, .n_wanted = 2, .n_items = 1,
+                .iocbs = cbs, .events = evs, .cancel_iocb = cbs[0],
+        };
+        for (int a = 0; a < AIO_ARGS_MAX; a++)
+                call.args[a] = a == 1 || a == 2 ? (uint64_t) INT64_MIN : UINT64_MAX;
+        struct outbuf b = {};
+        struct entry e = { .kind = ENTRY_CALL, .call = &call };
+        unsigned lines = 0;
+        for (int c = 0; c < _AIO_SYSCALL_MAX; c++) {
+                call.syscall = (enum aio_syscall) c;
+                call.n_items = c == AIO_IO_SUBMIT ? 2 : 1;
+                format_text(&b, &e, 1);
+        }
+        for (size_t i = 0; i < b.len; i++)
+                lines += b.data[i] == '\n';
+        CHECK(!b.failed && lines > 2 * _AIO_SYSCALL_MAX);
+        outbuf_putc(&b, 0);
+        snprintf(want, sizeof(want), "[retval = %" PRId64 " (%s)] (18446744073709551615 ns)", worst,
+                 errno_name(longest_errno, tmp));
+        CHECK(strstr(b.data, want) != NULL);
+        CHECK(strstr(b.data, "    iocb[   1] = 0xffffffffffffffff, op = preadv, fd = 0, data = ") != NULL);
+
+        struct path_str *path = malloc(sizeof(*path) + 300);
+        CHECK(path != NULL);
+        *path = (struct path_str) { .refs = 1, .len = 299 };
+        memset(path->s, '\n', 300);
+        struct request r = {
+                .pid = UINT32_MAX, .submit_tid = UINT32_MAX, .reap_tid = UINT32_MAX, .ctx = UINT64_MAX,
+                .iocb = UINT64_MAX, .data = UINT64_MAX, .submit_time = 0, .end_time = UINT64_MAX, .offset = INT64_MIN,
+                .nbytes = UINT64_MAX, .nbytes_known = true, .submit_known = true, .has_result = true,
+                .opcode = UINT16_MAX, .reqprio = INT16_MIN, .rw_flags = -1, .flags = UINT32_MAX, .fd = UINT32_MAX,
+                .path = path, .path_state = PATH_UNVERIFIED, .res = worst, .res2 = INT64_MIN,
+                .event_data = UINT64_MAX, .comm = "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f",
+        };
+        e = (struct entry) { .kind = ENTRY_REQUEST, .request = &r };
+        /* with the options, the line's last span starts after them; without, it takes the offset too */
+        for (int k = 0; k < 2 * _REQ_KIND_MAX; k++) {
+                r.kind = (enum request_kind) (k / 2);
+                r.rw_flags = k % 2 ? -1 : 0;
+                r.reqprio = k % 2 ? INT16_MIN : 0;
+                r.flags = k % 2 ? UINT32_MAX : 0;
+                outbuf_reset(&b);
+                format_text(&b, &e, 1);
+                CHECK(!b.failed && b.len > 4 * 299 && b.data[b.len - 1] == '\n' &&
+                      memchr(b.data, '\n', b.len) == b.data + b.len - 1);
+        }
+        free(path);
+        outbuf_free(&b);
+}
+
 int main(void) {
         struct outbuf got = {}, want = {};
         test_numbers();
         test_escaping();
         test_outbuf_failure();
         test_field_names();
+        test_line_room();
         unsigned char s[64];
         uint64_t x = 12345;
         for (int round = 0; round < 200000; round++) {
