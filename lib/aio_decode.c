@@ -133,7 +133,6 @@ char *span_result(char *d, int64_t res) {
 }
 
 void format_result(struct outbuf *b, int64_t res) {
-        char *d = outbuf_span(b, SPAN_RESULT);
-        if (d)
-                outbuf_span_end(b, span_result(d, res), SPAN_RESULT);
+        if (outbuf_reserve(b, SPAN_RESULT))
+                b->len = (size_t) (span_result(b->data + b->len, res) - b->data);
 }

@@ -15,7 +15,7 @@ struct aio_call {
         enum aio_syscall syscall;
         uint32_t pid;
         uint32_t tid;
-        const char *comm;
+        char comm[16]; /* the thread's name: up to a NUL, or all 16 bytes (TASK_COMM_LEN) */
         uint64_t enter_time;
         uint64_t exit_time;
         uint32_t enter_cpu;

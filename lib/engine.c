@@ -178,9 +178,8 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 th->comm_known = true;
         } else if (!th->comm_known)
                 read_comm(e, th);
-        char comm[sizeof(th->comm)];
-        memcpy(comm, th->comm, sizeof(comm));
-        call->comm = comm;
+        _Static_assert(sizeof(call->comm) == sizeof(th->comm), "comm sizes");
+        memcpy(call->comm, th->comm, sizeof(call->comm));
 
         if (r == 0 && h) {
                 /* Captured while the caller was still in the call: what the kernel itself read. */

@@ -106,7 +106,7 @@ static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c)
         field_u64(b, n, NAME("OBJECT_PID"), c->pid);
         field_u64(b, n, NAME("AIO_PID"), c->pid);
         field_u64(b, n, NAME("AIO_TID"), c->tid);
-        field_str(b, n, NAME("AIO_COMM"), c->comm, strlen(c->comm));
+        field_str(b, n, NAME("AIO_COMM"), c->comm, strnlen(c->comm, sizeof(c->comm)));
         field_str(b, n, NAME("AIO_SYSCALL"), name, strlen(name));
         field_s64(b, n, NAME("AIO_RET"), c->ret);
         if (result_is_errno(c->ret)) {

@@ -255,7 +255,7 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
         kv_u64(b, "pid", c->pid);
         kv_u64(b, "tid", c->tid);
         key(b, "comm");
-        json_string(b, c->comm, strlen(c->comm));
+        json_string(b, c->comm, strnlen(c->comm, sizeof(c->comm)));
         kv_s64(b, "ret", c->ret);
         if (result_is_errno(c->ret)) {
                 char name[16];

@@ -220,15 +220,15 @@ static char *span_args(char *d, const struct aio_call *c) {
         return d;
 }
 
-/* A call's line after its comm: pid and tid, the name, the arguments, the result and the time. */
-#define CALL_LINE_ROOM (LINE_WORDS + 2 * SPAN_U64 + SPAN_WORD + ARGS_ROOM + SPAN_RESULT + SPAN_U64)
+/* A call's line: comm, pid and tid, the name, the arguments, the result and the time. */
+#define CALL_LINE_ROOM (LINE_WORDS + SPAN_COMM + 2 * SPAN_U64 + SPAN_WORD + ARGS_ROOM + SPAN_RESULT + SPAN_U64)
 
 static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max) {
-        outbuf_putc(b, '[');
-        outbuf_escaped_str(b, c->comm);
         char *d = outbuf_span(b, CALL_LINE_ROOM);
         if (!d)
                 return;
+        *d++ = '[';
+        d = span_escaped_comm(d, c->comm);
         d = span_lit(d, " - ");
         d = span_u64(d, c->pid);
         d = span_lit(d, " - ");
@@ -335,16 +335,16 @@ static void put_proc(struct outbuf *b, const char *comm, uint32_t pid) {
         outbuf_puts(b, "] ");
 }
 
-/* The most any of a request line's spans writes (the last is the longest): two results, four pointers, four
- * numbers and two signed ones. */
-#define REQUEST_SPAN_ROOM (LINE_WORDS + SPAN_RESULT + 4 * SPAN_PTR + 4 * SPAN_U64 + 2 * SPAN_S64)
+/* The most any of a request line's spans writes: the first has a comm, the last (the longest of the others) two
+ * results, four pointers, four numbers and two signed ones. */
+#define REQUEST_SPAN_ROOM (LINE_WORDS + SPAN_COMM + SPAN_RESULT + 4 * SPAN_PTR + 4 * SPAN_U64 + 2 * SPAN_S64)
 
 static void format_request(struct outbuf *b, const struct request *r) {
-        outbuf_putc(b, '[');
-        outbuf_escaped_str(b, r->comm);
         char *d = outbuf_span(b, REQUEST_SPAN_ROOM);
         if (!d)
                 return;
+        *d++ = '[';
+        d = span_escaped_comm(d, r->comm);
         d = span_lit(d, " - ");
         d = span_u64(d, r->pid);
         d = span_lit(d, "] request ");

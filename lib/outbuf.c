@@ -145,10 +145,10 @@ char *span_u64_any(char *d, uint64_t v) {
         return dec_put(d, v);
 }
 
+/* One value appended: its bound exact (test-json), so without outbuf_span_end's check. */
 void outbuf_u64_any(struct outbuf *b, uint64_t v) {
-        char *d = outbuf_span(b, SPAN_U64);
-        if (d)
-                outbuf_span_end(b, dec_put(d, v), SPAN_U64);
+        if (outbuf_reserve(b, SPAN_U64))
+                b->len = (size_t) (dec_put(b->data + b->len, v) - b->data);
 }
 
 char *span_u64_width(char *d, uint64_t v, unsigned width) {
@@ -163,9 +163,8 @@ char *span_u64_width(char *d, uint64_t v, unsigned width) {
 }
 
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width) {
-        char *d = outbuf_span(b, SPAN_U64_WIDTH(width));
-        if (d)
-                outbuf_span_end(b, span_u64_width(d, v, width), SPAN_U64_WIDTH(width));
+        if (outbuf_reserve(b, SPAN_U64_WIDTH(width)))
+                b->len = (size_t) (span_u64_width(b->data + b->len, v, width) - b->data);
 }
 
 void outbuf_s64(struct outbuf *b, int64_t v) {
@@ -216,9 +215,8 @@ char *span_ptr(char *d, uint64_t v) {
 }
 
 void outbuf_ptr(struct outbuf *b, uint64_t v) {
-        char *d = outbuf_span(b, SPAN_PTR);
-        if (d)
-                outbuf_span_end(b, span_ptr(d, v), SPAN_PTR);
+        if (outbuf_reserve(b, SPAN_PTR))
+                b->len = (size_t) (span_ptr(b->data + b->len, v) - b->data);
 }
 
 void outbuf_hex(struct outbuf *b, uint64_t v) {
@@ -280,14 +278,27 @@ char *span_escaped(char *d, const char *s, size_t n) {
         return d;
 }
 
+char *span_escaped_comm(char *d, const char comm[static 16]) {
+#ifdef __SSE2__
+        /* the name in one load: where its NUL is, and whether anything before it needs escaping */
+        __m128i v = _mm_loadu_si128((const __m128i *) (const void *) comm);
+        unsigned nul = (unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+        unsigned n = nul ? (unsigned) __builtin_ctz(nul) : 16;
+        if (plain_prefix16(comm) >= n) {
+                _mm_storeu_si128((__m128i *) (void *) d, v);
+                return d + n;
+        }
+#endif
+        return span_escaped(d, comm, strnlen(comm, 16));
+}
+
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n) {
         if (n > (SIZE_MAX - 16) / 4) {
                 (void) outbuf_fail(b); /* no room could hold it: dropped, and said, like any append */
                 return;
         }
-        char *d = outbuf_span(b, SPAN_ESCAPED(n));
-        if (d)
-                outbuf_span_end(b, span_escaped(d, s, n), SPAN_ESCAPED(n));
+        if (outbuf_reserve(b, SPAN_ESCAPED(n)))
+                b->len = (size_t) (span_escaped(b->data + b->len, s, n) - b->data);
 }
 
 void outbuf_escaped_str(struct outbuf *b, const char *s) {

@@ -104,6 +104,9 @@ char *span_ptr(char *d, uint64_t v);
 char *span_u64_width(char *d, uint64_t v, unsigned width);
 /* A comm or path: printable ASCII as is, anything else as \xNN, so one entry stays one line. */
 char *span_escaped(char *d, const char *s, size_t n);
+/* The same of a comm: up to its NUL, within the 16 bytes the kernel keeps (all of them defined). */
+#define SPAN_COMM SPAN_ESCAPED(16)
+char *span_escaped_comm(char *d, const char comm[static 16]);
 
 /* The same, each appended with its own test for room. */
 void outbuf_u64_any(struct outbuf *b, uint64_t v);

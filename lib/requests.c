@@ -60,7 +60,7 @@ const char *request_op_index_name(unsigned i) {
 static void comm_copy(char dst[static 16], const char *src) {
         size_t n = src ? strnlen(src, 15) : 0;
         memcpy(dst, src ? src : "", n);
-        dst[n] = 0;
+        memset(dst + n, 0, 16 - n); /* all 16 bytes defined: a formatter reads them at once */
 }
 
 /* ---- processes ---- */
@@ -119,7 +119,7 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
-        comm_copy(p->comm, comm ? comm : "?");
+        comm_copy(p->comm, comm && comm[0] ? comm : "?");
         t->procs_used++;
         return p;
 }
@@ -469,8 +469,11 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                 t->stats->no_memory++;
                 return;
         }
-        if (call->comm && call->comm[0] != '?')
-                comm_copy(p->comm, call->comm);
+        if (call->comm[0] && call->comm[0] != '?') {
+                _Static_assert(sizeof(p->comm) == sizeof(call->comm), "comm sizes");
+                memcpy(p->comm, call->comm, sizeof(p->comm)); /* every call: a fixed copy, not a string's */
+                p->comm[sizeof(p->comm) - 1] = 0;
+        }
         p->iv.active = true;
         t->destroy_ctx = 0;
         switch (call->syscall) {

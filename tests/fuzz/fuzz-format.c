@@ -33,10 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         evs[0].data_mismatch = data[0] & 1;
         evs[1].state = (enum mem_state) ((data[0] >> 5) % _MEM_STATE_MAX);
         struct aio_call call = {
-                .syscall = (enum aio_syscall) (data[0] % _AIO_SYSCALL_MAX), .pid = 1, .tid = 2, .comm = comm,
+                .syscall = (enum aio_syscall) (data[0] % _AIO_SYSCALL_MAX), .pid = 1, .tid = 2,
                 .enter_time = 1, .exit_time = 2, .enter_seen = data[0] & 2, .ret = (int64_t) (int8_t) data[2],
                 .n_wanted = 5, .n_items = 2, .iocbs = cbs, .events = evs, .aux_state = MEM_OK,
         };
+        memcpy(call.comm, comm, sizeof(call.comm)); /* no NUL within, at times: the formats stop at 16 */
         memcpy(call.args, p, sizeof(call.args));
         memcpy(&call.cancel_iocb, &cbs[0], sizeof(cbs[0]));
         struct entry e = { .kind = ENTRY_CALL, .time = 3, .call = &call };
