@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "outbuf.h"
 
-#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -176,43 +175,6 @@ void outbuf_s64(struct outbuf *b, int64_t v) {
 }
 
 static const char hexdigits[] = "0123456789abcdef";
-
-#ifdef __SSE2__
-/* Sixteen hex digits of v, most significant first, in one vector: each byte's two nibbles spread to two bytes,
- * then made a digit or a letter ('a' - '0' - 10 = 39 more where the nibble is above 9). */
-static inline void hex16(char *d, uint64_t v) {
-        __m128i x = _mm_cvtsi64_si128((long long) __builtin_bswap64(v)); /* the top byte first */
-        __m128i nibble = _mm_set1_epi8(0x0f);
-        __m128i n = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), nibble), _mm_and_si128(x, nibble));
-        __m128i letters = _mm_and_si128(_mm_cmpgt_epi8(n, _mm_set1_epi8(9)), _mm_set1_epi8(39));
-        _mm_storeu_si128((__m128i *) (void *) d, _mm_add_epi8(n, _mm_add_epi8(letters, _mm_set1_epi8('0'))));
-}
-#else
-/* Eight hex digits of v's low 32 bits, most significant first, in one word: each nibble spread to a byte, then
- * made a digit or a letter ('a' - '0' - 10 = 39 more where the nibble is above 9). */
-static inline uint64_t hex8(uint32_t v) {
-        uint64_t x = v;
-        x = (x | (x << 16)) & 0x0000ffff0000ffffull;
-        x = (x | (x << 8)) & 0x00ff00ff00ff00ffull;
-        x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0full;
-        uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-        x += 0x3030303030303030ull + letters * 39;
-        return htobe64(x); /* the most significant digit sits in the top byte: first in memory */
-}
-
-static inline void hex16(char *d, uint64_t v) {
-        uint64_t hi = hex8((uint32_t) (v >> 32)), lo = hex8((uint32_t) v);
-        memcpy(d, &hi, 8);
-        memcpy(d + 8, &lo, 8);
-}
-#endif
-
-char *span_ptr(char *d, uint64_t v) {
-        d[0] = '0';
-        d[1] = 'x';
-        hex16(d + 2, v);
-        return d + 18;
-}
 
 void outbuf_ptr(struct outbuf *b, uint64_t v) {
         if (outbuf_reserve(b, SPAN_PTR))
