@@ -58,13 +58,13 @@ static inline unsigned dec_digits(uint64_t v) {
 }
 
 /* "00" "01" ... "99" */
-static const char two_digits[201] =
+const char outbuf_two_digits[201] =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
 
 static inline char *dec_pair(char *d, uint32_t v) {
-        memcpy(d, two_digits + 2 * v, 2);
+        memcpy(d, outbuf_two_digits + 2 * v, 2);
         return d + 2;
 }
 

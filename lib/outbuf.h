@@ -88,11 +88,18 @@ static inline char *span_word(char *d, const char *s) {
 }
 
 char *span_u64_any(char *d, uint64_t v);
-/* A digit alone inline: fds, counts, a result of 0 or 1 are a third of the numbers an entry has. */
+extern const char outbuf_two_digits[201]; /* "00" "01" ... "99" */
+/* A digit alone inline: fds, counts, a result of 0 or 1 are a third of the numbers an entry has; four digits
+ * (a size of 4096, a pid) inline too. */
 static inline char *span_u64(char *d, uint64_t v) {
         if (v < 10) {
                 *d = (char) ('0' + v);
                 return d + 1;
+        }
+        if (v >= 1000 && v < 10000) {
+                memcpy(d, outbuf_two_digits + 2 * (v / 100), 2);
+                memcpy(d + 2, outbuf_two_digits + 2 * (v % 100), 2);
+                return d + 4;
         }
         return span_u64_any(d, v);
 }
