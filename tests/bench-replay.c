@@ -4,7 +4,9 @@
  * output format at a time, on one core, as fast as they go.  CPU time of the replay only (not the loading).
  *   bench-replay DUMP [SECONDS_PER_FORMAT]      (top_srcdir in the environment: the formats of tests/fixtures;
  *                                               REPLAY_FORMAT=json, text, ...: that format alone;
- *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds)
+ *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds;
+ *                                               REPLAY_PROC_ROOT=DIR: DIR/PID/fd/N links standing for /proc,
+ *                                               so that requests carry their paths as they did live)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -197,6 +199,7 @@ int main(int argc, char **argv) {
         fake_ring_init(&f, RING_BYTES, 0);
         const char *only = getenv("REPLAY_FORMAT"); /* one format alone, for a profiler */
         const char *output_path = getenv("REPLAY_OUTPUT");
+        const char *proc_root = getenv("REPLAY_PROC_ROOT");
         if (output_path && !(output = fopen(output_path, "we"))) {
                 fprintf(stderr, "bench-replay: %s: %m\n", output_path);
                 return 1;
@@ -209,7 +212,8 @@ int main(int argc, char **argv) {
                 struct engine_options opt = {
                         .max_iocbs_per_call = 256, .max_inflight = 65536, .max_inflight_per_process = 65536,
                         .records = RECORD_SYSCALLS | RECORD_REQUESTS | RECORD_SUMMARY,
-                        .summary_interval_ns = 1000000000ull, .read_memory = false, .proc_root = "/nonexistent",
+                        .summary_interval_ns = 1000000000ull, .read_memory = false,
+                        .proc_root = proc_root ? proc_root : "/nonexistent",
                 };
                 struct engine_callbacks cb = { .emit = collect };
                 uint64_t shift = 0, records = 0;
