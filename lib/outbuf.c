@@ -234,6 +234,13 @@ char *span_escaped(char *d, const char *s, size_t n) {
                 if (k < 16)
                         d = escape_byte(d, (unsigned char) s[i++]);
         }
+        /* The tail, when the last sixteen bytes are plain: one block that ends where the input does, stored over
+         * the output of the bytes before i in it, which are plain too and so were written one for one. */
+        if (i < n && n >= 16 && plain_prefix16(s + n - 16) == 16) {
+                size_t back = 16 - (n - i);
+                memcpy(d - back, s + n - 16, 16);
+                return d + (n - i);
+        }
 #endif
         for (; i < n; i++)
                 d = escape_byte(d, (unsigned char) s[i]);
