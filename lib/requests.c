@@ -11,6 +11,7 @@
 
 struct req_node {
         struct request r;
+        uint32_t hash;         /* of (pid, ctx, iocb), kept: removal and rehashing need not compute it again */
         uint32_t hnext;        /* bucket chain */
         uint32_t gprev, gnext; /* every request, oldest first; gnext also links the free list */
         uint32_t pprev, pnext; /* its process's, oldest first */
@@ -142,12 +143,16 @@ static void proc_remove(struct tracker *t, struct proc *p) {
 
 /* ---- requests ---- */
 
-static size_t bucket_of(const struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t iocb) {
-        return hash_u64(iocb ^ hash_u64(ctx ^ ((uint64_t) pid << 32))) & (t->n_buckets - 1);
+static uint32_t key_hash(uint32_t pid, uint64_t ctx, uint64_t iocb) {
+        return (uint32_t) hash_u64(iocb ^ hash_u64(ctx ^ ((uint64_t) pid << 32)));
 }
 
-static uint32_t node_find(const struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t iocb) {
-        for (uint32_t n = t->buckets[bucket_of(t, pid, ctx, iocb)]; n != NIL; n = t->nodes[n].hnext) {
+static size_t bucket_of(const struct tracker *t, uint32_t hash) {
+        return hash & (t->n_buckets - 1);
+}
+
+static uint32_t node_find(const struct tracker *t, uint32_t hash, uint32_t pid, uint64_t ctx, uint64_t iocb) {
+        for (uint32_t n = t->buckets[bucket_of(t, hash)]; n != NIL; n = t->nodes[n].hnext) {
                 const struct request *r = &t->nodes[n].r;
                 if (r->iocb == iocb && r->ctx == ctx && r->pid == pid)
                         return n;
@@ -159,7 +164,7 @@ static void rehash(struct tracker *t) {
         for (size_t b = 0; b < t->n_buckets; b++)
                 t->buckets[b] = NIL;
         for (uint32_t n = t->oldest; n != NIL; n = t->nodes[n].gnext) {
-                size_t b = bucket_of(t, t->nodes[n].r.pid, t->nodes[n].r.ctx, t->nodes[n].r.iocb);
+                size_t b = bucket_of(t, t->nodes[n].hash);
                 t->nodes[n].hnext = t->buckets[b];
                 t->buckets[b] = n;
         }
@@ -197,7 +202,7 @@ static int nodes_grow(struct tracker *t) {
 /* Unlink node n from every list and return its slot to the free list; the request itself is moved out. */
 static void node_remove(struct tracker *t, uint32_t n, struct proc *p, struct request *ret) {
         struct req_node *x = &t->nodes[n];
-        uint32_t *link = &t->buckets[bucket_of(t, x->r.pid, x->r.ctx, x->r.iocb)];
+        uint32_t *link = &t->buckets[bucket_of(t, x->hash)];
         while (*link != n)
                 link = &t->nodes[*link].hnext;
         *link = x->hnext;
@@ -336,7 +341,8 @@ static bool make_room(struct tracker *t, struct proc *p, uint64_t time) {
 static void submit_one(struct tracker *t, struct proc *p, const struct aio_call *call, const struct iocb_info *cb,
                        uint64_t generation) {
         uint64_t ctx = call->args[0];
-        uint32_t n = node_find(t, call->pid, ctx, cb->addr);
+        uint32_t hash = key_hash(call->pid, ctx, cb->addr);
+        uint32_t n = node_find(t, hash, call->pid, ctx, cb->addr);
         if (n != NIL) {
                 /* The same iocb again: the kernel finished with it, unseen (an event that could not be read). */
                 struct request *old = pending_add(t);
@@ -373,7 +379,8 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
                 fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &x->r.path,
                               &x->r.path_state);
         }
-        size_t b = bucket_of(t, call->pid, ctx, cb->addr);
+        size_t b = bucket_of(t, hash);
+        x->hash = hash;
         x->hnext = t->buckets[b];
         t->buckets[b] = n;
         x->gprev = t->newest;
@@ -430,7 +437,7 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
                 return;
         }
         uint64_t ctx = call->args[0];
-        uint32_t n = node_find(t, call->pid, ctx, ev->obj);
+        uint32_t n = node_find(t, key_hash(call->pid, ctx, ev->obj), call->pid, ctx, ev->obj);
         if (n == NIL) {
                 *r = (struct request) { .pid = call->pid, .ctx = ctx, .iocb = ev->obj, .data = ev->data,
                                         .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
@@ -495,7 +502,8 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                         reap_one(t, p, call, &call->events[0], true);
                 } else if (call->ret == -EINPROGRESS && call->enter_seen) {
                         /* cancelling has begun: the event comes later, through io_getevents */
-                        uint32_t n = node_find(t, call->pid, call->args[0], call->args[1]);
+                        uint32_t n = node_find(t, key_hash(call->pid, call->args[0], call->args[1]), call->pid,
+                                               call->args[0], call->args[1]);
                         if (n != NIL)
                                 t->nodes[n].r.cancel_requested = true;
                 }
@@ -534,7 +542,10 @@ void tracker_flush(struct tracker *t) {
         for (size_t i = 0; i < t->n_pending; i++) {
                 struct request *r = &t->pending[i];
                 struct proc *p = proc_find(t, r->pid);
-                comm_copy(r->comm, p ? p->comm : "?");
+                if (p)
+                        memcpy(r->comm, p->comm, sizeof(r->comm)); /* a fixed copy: every byte of it is defined */
+                else
+                        comm_copy(r->comm, "?");
                 emit_request(t, r);
         }
         t->n_pending = 0;

@@ -235,5 +235,11 @@ run_load fio >/dev/null
 kill -INT "$DAEMON_PID"
 wait "$DAEMON_PID" || fail "aiotraced --dump exited with $?"
 DAEMON_PID=
-"$top_builddir/tests/bench-replay" "$out/fio.dump" 2
+# fio's file as the live run named it, behind a link standing for /proc/PID/fd/N: the replay's requests then
+# carry their path, as the daemon's did
+read -r fio_pid fio_fd fio_path < <(sed -n 's/^\[fio - \([0-9]*\)\] request completed: op = [a-z]*, fd = \([0-9]*\), path = \([^,]*\),.*/\1 \2 \3/p' \
+        "$out/trace.log" | head -n 1) || fail "no request with a path in the dump run's trace"
+mkdir -p "$out/proc/$fio_pid/fd"
+ln -s "$fio_path" "$out/proc/$fio_pid/fd/$fio_fd"
+REPLAY_PROC_ROOT="$out/proc" "$top_builddir/tests/bench-replay" "$out/fio.dump" 2
 rm -rf "$out"
