@@ -48,27 +48,19 @@ bool iocb_is_vectored(const struct iocb_info *info) {
         return info->opcode == IOCB_CMD_PREADV || info->opcode == IOCB_CMD_PWRITEV;
 }
 
+const struct word *iocb_opcode_word(uint16_t opcode) {
+        static const struct word names[] = {
+                [IOCB_CMD_PREAD] = WORD("pread"),   [IOCB_CMD_PWRITE] = WORD("pwrite"),
+                [IOCB_CMD_FSYNC] = WORD("fsync"),   [IOCB_CMD_FDSYNC] = WORD("fdsync"),
+                [5] = WORD("poll") /* IOCB_CMD_POLL, 4.18 */, [IOCB_CMD_NOOP] = WORD("noop"),
+                [IOCB_CMD_PREADV] = WORD("preadv"), [IOCB_CMD_PWRITEV] = WORD("pwritev"),
+        };
+        return opcode < ELEMENTSOF(names) && names[opcode].len ? &names[opcode] : NULL;
+}
+
 const char *iocb_opcode_name(uint16_t opcode) {
-        switch (opcode) {
-        case IOCB_CMD_PREAD:
-                return "pread";
-        case IOCB_CMD_PWRITE:
-                return "pwrite";
-        case IOCB_CMD_FSYNC:
-                return "fsync";
-        case IOCB_CMD_FDSYNC:
-                return "fdsync";
-        case 5: /* IOCB_CMD_POLL, 4.18 */
-                return "poll";
-        case IOCB_CMD_NOOP:
-                return "noop";
-        case IOCB_CMD_PREADV:
-                return "preadv";
-        case IOCB_CMD_PWRITEV:
-                return "pwritev";
-        default:
-                return NULL;
-        }
+        const struct word *w = iocb_opcode_word(opcode);
+        return w ? w->s : NULL;
 }
 
 struct flag_name {

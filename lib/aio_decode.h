@@ -56,6 +56,7 @@ bool iocb_is_vectored(const struct iocb_info *info);
 
 /* "pread", ...; NULL for an opcode the kernel does not know */
 const char *iocb_opcode_name(uint16_t opcode);
+const struct word *iocb_opcode_word(uint16_t opcode);
 void format_rw_flags(struct outbuf *b, uint32_t flags);
 void format_iocb_flags(struct outbuf *b, uint32_t flags);
 /* A result the kernel means as -errno (the range the kernel's IS_ERR_VALUE takes). */

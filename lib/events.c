@@ -11,14 +11,15 @@
 
 #include "util.h"
 
-static const char *const syscall_names[_AIO_SYSCALL_MAX] = {
-        [AIO_IO_SETUP] = "io_setup",
-        [AIO_IO_DESTROY] = "io_destroy",
-        [AIO_IO_SUBMIT] = "io_submit",
-        [AIO_IO_CANCEL] = "io_cancel",
-        [AIO_IO_GETEVENTS] = "io_getevents",
-        [AIO_IO_PGETEVENTS] = "io_pgetevents",
+static const struct word syscall_names[_AIO_SYSCALL_MAX] = {
+        [AIO_IO_SETUP] = WORD("io_setup"),
+        [AIO_IO_DESTROY] = WORD("io_destroy"),
+        [AIO_IO_SUBMIT] = WORD("io_submit"),
+        [AIO_IO_CANCEL] = WORD("io_cancel"),
+        [AIO_IO_GETEVENTS] = WORD("io_getevents"),
+        [AIO_IO_PGETEVENTS] = WORD("io_pgetevents"),
 };
+static const struct word unknown_syscall = WORD("?");
 
 static const char *const syscall_args[_AIO_SYSCALL_MAX][AIO_ARGS_MAX + 1] = {
         [AIO_IO_SETUP] = { "nr_events", "ctxp" },
@@ -35,7 +36,11 @@ static const char *const proc_exit_args[] = { "pid", "group_dead", NULL };
 static const char *const proc_exec_args[] = { "pid", "old_pid", NULL };
 
 const char *aio_syscall_name(enum aio_syscall s) {
-        return s < _AIO_SYSCALL_MAX ? syscall_names[s] : "?";
+        return aio_syscall_word(s)->s;
+}
+
+const struct word *aio_syscall_word(enum aio_syscall s) {
+        return s < _AIO_SYSCALL_MAX ? &syscall_names[s] : &unknown_syscall;
 }
 
 const char *const *aio_syscall_arg_names(enum aio_syscall s) {
@@ -159,11 +164,11 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
         int r = 0;
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX && r >= 0; s++) {
                 char name[40];
-                snprintf(name, sizeof(name), "sys_enter_%s", syscall_names[s]);
+                snprintf(name, sizeof(name), "sys_enter_%.*s", (int) syscall_names[s].len, syscall_names[s].s);
                 r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_ENTER, s, error, error_size);
                 if (r < 0)
                         break;
-                snprintf(name, sizeof(name), "sys_exit_%s", syscall_names[s]);
+                snprintf(name, sizeof(name), "sys_exit_%.*s", (int) syscall_names[s].len, syscall_names[s].s);
                 r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
         }
         if (r >= 0) {

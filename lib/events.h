@@ -18,6 +18,8 @@ enum aio_syscall {
 #define AIO_ARGS_MAX 6
 
 const char *aio_syscall_name(enum aio_syscall s);
+struct word;
+const struct word *aio_syscall_word(enum aio_syscall s);
 /* Argument names, as the tracepoint format calls them, in syscall order; NULL-terminated. */
 const char *const *aio_syscall_arg_names(enum aio_syscall s);
 

@@ -41,7 +41,7 @@ static void put_iocb_options(struct outbuf *b, int32_t rw_flags, int16_t reqprio
 #define IOCB_LINE_ROOM (LINE_WORDS + SPAN_U64_WIDTH(4) + 3 * SPAN_PTR + SPAN_WORD + 3 * SPAN_U64 + SPAN_S64)
 
 static char *span_iocb_fields(char *d, const struct iocb_info *cb) {
-        const char *op = iocb_opcode_name(cb->opcode);
+        const struct word *op = iocb_opcode_word(cb->opcode);
         d = span_lit(d, "op = ");
         if (op)
                 d = span_word(d, op);
@@ -234,7 +234,7 @@ static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max
         d = span_lit(d, " - ");
         d = span_u64(d, c->tid);
         d = span_lit(d, "] ");
-        d = span_word(d, aio_syscall_name(c->syscall));
+        d = span_word(d, aio_syscall_word(c->syscall));
         *d++ = '(';
         d = span_args(d, c);
         d = span_lit(d, ") [retval = ");
@@ -348,7 +348,7 @@ static void format_request(struct outbuf *b, const struct request *r) {
         d = span_lit(d, " - ");
         d = span_u64(d, r->pid);
         d = span_lit(d, "] request ");
-        d = span_word(d, request_kind_name(r->kind));
+        d = span_word(d, request_kind_word(r->kind));
         if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED) {
                 outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
                 outbuf_puts(b, " (");
@@ -359,7 +359,7 @@ static void format_request(struct outbuf *b, const struct request *r) {
         }
         d = span_lit(d, ": ");
         if (r->submit_known) {
-                const char *op = iocb_opcode_name(r->opcode);
+                const struct word *op = iocb_opcode_word(r->opcode);
                 d = span_lit(d, "op = ");
                 d = op ? span_word(d, op) : span_u64(d, r->opcode);
                 d = span_lit(d, ", fd = ");

@@ -29,12 +29,18 @@ struct proc {
         struct histogram *latency; /* allocated with the process, not per request */
 };
 
-const char *request_kind_name(enum request_kind k) {
-        static const char *const names[_REQ_KIND_MAX] = {
-                [REQ_COMPLETED] = "completed", [REQ_CANCELLED] = "cancelled", [REQ_ABANDONED] = "abandoned",
-                [REQ_STALE] = "stale",         [REQ_UNMATCHED] = "unmatched", [REQ_UNKNOWN] = "unknown",
+const struct word *request_kind_word(enum request_kind k) {
+        static const struct word names[_REQ_KIND_MAX] = {
+                [REQ_COMPLETED] = WORD("completed"), [REQ_CANCELLED] = WORD("cancelled"),
+                [REQ_ABANDONED] = WORD("abandoned"), [REQ_STALE] = WORD("stale"),
+                [REQ_UNMATCHED] = WORD("unmatched"), [REQ_UNKNOWN] = WORD("unknown"),
         };
-        return k < _REQ_KIND_MAX ? names[k] : "?";
+        static const struct word unknown_kind = WORD("?");
+        return k < _REQ_KIND_MAX ? &names[k] : &unknown_kind;
+}
+
+const char *request_kind_name(enum request_kind k) {
+        return request_kind_word(k)->s;
 }
 
 const char *request_end_name(enum request_end e) {

@@ -34,6 +34,8 @@ enum request_end {
 };
 
 const char *request_kind_name(enum request_kind k);
+struct word;
+const struct word *request_kind_word(enum request_kind k);
 const char *request_end_name(enum request_end e);
 
 /* One request, from its io_submit to its end: what the tracker keeps and what a request record says. */

@@ -16,6 +16,16 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* A short name from one of aiotraced's tables, padded to WORD_SIZE bytes with its length in the last: a
+ * formatter copies it whole, in one move of a fixed size, and advances by its length.  WORD() refuses to
+ * compile a name too long to keep its NUL. */
+#define WORD_SIZE 16
+struct word {
+        char s[WORD_SIZE - 1];
+        uint8_t len;
+};
+#define WORD(str) { .s = "" str, .len = sizeof(str) - 1 + 0 * sizeof(char[sizeof(str) <= WORD_SIZE - 1 ? 1 : -1]) }
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }
