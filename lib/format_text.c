@@ -89,7 +89,7 @@ static void put_iocb_line(struct outbuf *b, int index, const struct iocb_info *c
                 return;
         if (index >= 0) {
                 d = span_lit(d, "    iocb[");
-                d = span_u64_width(d, (unsigned) index, 4);
+                d = span_u64_width4(d, (unsigned) index);
                 d = span_lit(d, "] = ");
         } else
                 d = span_lit(d, "    iocb = ");
@@ -121,7 +121,7 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
         if (!d)
                 return;
         d = span_lit(d, "    event[");
-        d = span_u64_width(d, i, 4);
+        d = span_u64_width4(d, i);
         d = span_lit(d, "] = ");
         d = span_ptr(d, ev->addr);
         if (ev->state != MEM_OK && ev->state != MEM_STALE) {

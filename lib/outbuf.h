@@ -148,6 +148,22 @@ static inline char *span_ptr(char *d, uint64_t v) {
 
 /* decimal right-aligned in `width` columns, as "[%4d]" */
 char *span_u64_width(char *d, uint64_t v, unsigned width);
+/* "%4u", inline below 10000: an iocb's or an event's index, on every such line */
+static inline char *span_u64_width4(char *d, uint64_t v) {
+        if (v >= 10000)
+                return span_u64_width(d, v, 4);
+        memcpy(d, outbuf_two_digits + 2 * (v / 100), 2);
+        memcpy(d + 2, outbuf_two_digits + 2 * (v % 100), 2);
+        if (v < 1000) { /* leading zeros blank, the last digit kept */
+                d[0] = ' ';
+                if (v < 100) {
+                        d[1] = ' ';
+                        if (v < 10)
+                                d[2] = ' ';
+                }
+        }
+        return d + 4;
+}
 /* A comm or path: printable ASCII as is, anything else as \xNN, so one entry stays one line. */
 char *span_escaped(char *d, const char *s, size_t n);
 /* The same of a comm: up to its NUL, within the 16 bytes the kernel keeps (all of them defined). */

@@ -78,11 +78,12 @@ static void test_numbers(void) {
                 outbuf_putc(&got, ' ');
                 outbuf_u64(&got, v * 100000000 + v);
                 outbuf_putc(&got, ' ');
-                if (outbuf_reserve(&got, 2 * SPAN_S64)) /* the span writers, inline paths and all */
-                        got.len = (size_t) (span_s64(span_u64(got.data + got.len, v), -(int64_t) v) - got.data);
+                if (outbuf_reserve(&got, 3 * SPAN_S64)) /* the span writers, inline paths and all */
+                        got.len = (size_t) (span_u64_width4(span_s64(span_u64(got.data + got.len, v), -(int64_t) v), v) -
+                                            got.data);
                 outbuf_putc(&got, 0);
-                snprintf(want, sizeof(want), "%4" PRIu64 " %" PRIu64 " %" PRIu64 "%" PRId64, v, v * 100000000 + v, v,
-                         -(int64_t) v);
+                snprintf(want, sizeof(want), "%4" PRIu64 " %" PRIu64 " %" PRIu64 "%" PRId64 "%4" PRIu64, v,
+                         v * 100000000 + v, v, -(int64_t) v, v);
                 if (strcmp(got.data, want))
                         CHECK_STR(got.data, want);
         }
