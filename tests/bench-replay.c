@@ -4,7 +4,8 @@
  * output format at a time, on one core, as fast as they go.  CPU time of the replay only (not the loading).
  *   bench-replay DUMP [SECONDS_PER_FORMAT]      (top_srcdir in the environment: the formats of tests/fixtures;
  *                                               REPLAY_FORMAT=json, text, ...: that format alone;
- *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds;
+ *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds
+ *                                               (the timing then includes writing it);
  *                                               REPLAY_PROC_ROOT=DIR: DIR/PID/fd/N links standing for /proc,
  *                                               so that requests carry their paths as they did live)
  */
