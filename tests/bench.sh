@@ -11,8 +11,9 @@
 # and whether every call was captured (the workload counts its own calls; fio does not).  In the same rounds,
 # where perf is installed, the floor: a raw `perf record` of the same tracepoints, filtered on the same comm,
 # to the same tmpfs, decoding nothing (its paired ratio, its CPU per million calls, and the daemon's CPU a
-# call over perf's in the same round: the machine's state moves both alike).  Then the replay
-# benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and formatted on
+# call over perf's in the same round: the machine's state moves both alike), and below it what enabling the
+# tracepoints alone costs: the same tracepoints and filters counted by `perf stat`, nothing written.  Then the
+# replay benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and formatted on
 # one core as fast as they go, per output format.
 #
 # Timings only: nothing here is asserted (these machines are noisy).  As root, from a build directory:
@@ -133,6 +134,31 @@ run_perf() {
                 print l, n, cpu, user, cpu - user, b }'
 }
 
+# LOAD: runs it with the same tracepoints enabled, filtered the same way, but only counted (`perf stat`): no
+# record is written or read.  What any tracer of these tracepoints costs before it writes anything (the syscalls
+# take the kernel's slower path, the tracepoints fire and evaluate the filter); on some VMs it is most of
+# perf record's cost.  Prints "iops".
+run_tp_count() {
+        local comm
+        comm=$(load_comm "$1")
+        local f="comm == \"$comm\"" ev=()
+        for call in io_submit io_getevents; do
+                ev+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
+        done
+        perf stat -a -x, "${ev[@]}" -o "$T/stat.out" 2>"$T/stat.err" &
+        PERF_PID=$!
+        sleep 0.3 # counting from its start: no file to wait for
+        local load
+        load=$(run_load "$1")
+        kill -INT "$PERF_PID"
+        local rc=0
+        wait "$PERF_PID" || rc=$?
+        PERF_PID=
+        [ $rc = 0 ] || [ $rc = 130 ] || fail "perf stat exited with $rc ($(cat "$T/stat.err"))"
+        grep -q "syscalls:sys_exit_io_submit" "$T/stat.out" || fail "perf stat counted nothing ($(cat "$T/stat.err"))"
+        echo "${load%% *}"
+}
+
 # What writing a file on this tmpfs costs any process, now: the system time of 256 MiB written in 256 KiB
 # writes, in ns a byte.  On a VM it moves with the host (a page the guest gave back faults in the host when
 # it is written again), and the daemon's system time is mostly this.
@@ -159,19 +185,25 @@ echo "== $(nproc) CPUs, $(uname -r), $rounds rounds of $secs s; traced = records
 echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time (256 MiB in 256 KiB writes)"
 for load in ${BENCH_LOADS:-batched single fio}; do
         : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
-        : >"$T/p_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
+        : >"$T/p_ratio" >"$T/c_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
-                p_iops=-
+                p_iops=- c_iops=-
                 if [ $((r % 2)) = 1 ]; then
                         read -r u_iops u_calls < <(run_load "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         [ $have_perf = no ] || read -r p_iops p_samples p_cpu p_user p_system p_bytes < <(run_perf "$load")
+                        [ $have_perf = no ] || read -r c_iops < <(run_tp_count "$load")
                 else
+                        [ $have_perf = no ] || read -r c_iops < <(run_tp_count "$load")
                         [ $have_perf = no ] || read -r p_iops p_samples p_cpu p_user p_system p_bytes < <(run_perf "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         read -r u_iops u_calls < <(run_load "$load")
+                fi
+                if [ "$c_iops" != - ]; then
+                        awk -v t="$c_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/c_ratio"
+                        echo "  $load round $r: the tracepoints only counted (perf stat) $c_iops IOPS"
                 fi
                 [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
                 lost_total=$((lost_total + lost))
@@ -216,6 +248,9 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                      "CPU $(median <"$T/p_cpu_call") s per million calls (user $(median <"$T/p_user_call")," \
                      "system $(median <"$T/p_sys_call")); $(median <"$T/p_bpc") bytes a call;" \
                      "aiotraced's CPU a call over perf record's, paired: $(median <"$T/p_cpu_vs")"
+        [ ! -s "$T/c_ratio" ] ||
+                echo "$load, the same tracepoints only counted (perf stat, nothing written): paired ratio" \
+                     "$(median <"$T/c_ratio") ($(spread <"$T/c_ratio"))"
 done
 [ $have_perf = yes ] || echo "== no perf (apt-get install linux-perf): the raw perf record floor is not measured"
 
