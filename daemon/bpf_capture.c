@@ -266,6 +266,25 @@ uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_
         return c->percpu[cpu];
 }
 
+int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns) {
+        uint64_t runs = 0, ns = 0;
+        struct bpf_program *prog;
+        bpf_object__for_each_program(prog, c->skel->obj) {
+                int fd = bpf_program__fd(prog);
+                if (fd < 0)
+                        continue; /* not loaded: a tracepoint this kernel lacks */
+                struct bpf_prog_info info = {};
+                uint32_t len = sizeof(info);
+                if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                        return -errno;
+                runs += info.run_cnt;
+                ns += info.run_time_ns;
+        }
+        *ret_runs = runs;
+        *ret_ns = ns;
+        return 0;
+}
+
 #else /* !HAVE_BPF_CAPTURE */
 
 int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
@@ -295,5 +314,9 @@ void bpf_capture_stop(struct bpf_capture *c) {
 
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
         return 0;
+}
+
+int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns) {
+        return -EOPNOTSUPP;
 }
 #endif

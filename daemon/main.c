@@ -291,6 +291,13 @@ static void log_usage(const struct daemon *d) {
         log_error("cpu %.6f s user, %.6f s system, %.6f s of them while tracing (%.6f s user, %.6f s system); "
                   "peak RSS %ld KiB (the rings: %zu KiB)", user, system, tracing_user + tracing_system, tracing_user,
                   tracing_system, ru.ru_maxrss, rings_kib);
+        /* The capture's share runs in the traced threads, not in the daemon: said beside it when the kernel
+         * measured it. */
+        uint64_t runs, ns;
+        if (d->capture && bpf_capture_run_time(d->capture, &runs, &ns) >= 0 && runs > 0)
+                log_error("the in-kernel capture: %" PRIu64 " program runs, %.6f s in the traced threads (%.0f ns a "
+                          "run), measured while kernel.bpf_stats_enabled was 1",
+                          runs, (double) ns / 1e9, (double) ns / (double) runs);
 }
 
 static void usage(FILE *f) {

@@ -127,6 +127,34 @@ scenarios() { # CAPTURE: bpf or remote-read
 scenarios bpf
 grep -q '^\[info\] tracking aio starts.*memory captured in the kernel' "$T/bpf.calm.out" ||
         fail "capture = \"bpf\" did not say it captures in the kernel"
+
+echo "== 8b. what the capture's programs cost the traced threads, said at exit when the kernel measured it"
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+if [ "$stats_was" = 0 ]; then
+        ! grep 'the in-kernel capture:' "$T/bpf.calm.out.err" || fail "a cost reported that the kernel did not measure"
+fi
+if ! sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null; then
+        echo "kernel.bpf_stats_enabled cannot be set here: part skipped"
+else
+        write_config "$T/cost.conf" "$CALLS" 'capture = "bpf";' 'watch = ( { comm = "aio-workload"; } );'
+        start_daemon "$T/cost.conf" "$T/cost.out"
+        rc=0
+        "$WORKLOAD" --truth "$T/cost.truth" --dir "$T/w1" || rc=$?
+        sysctl -q -w kernel.bpf_stats_enabled="$stats_was" # a global switch: back as it was before anything fails
+        [ $rc = 0 ] || fail "workload failed"
+        stop_daemon "$T/cost.out"
+        compare --trace "$T/cost.out" --truth "$T/cost.truth" --strict
+        captured=$(sed -n 's/^\[stats\] .* captured = \([0-9]*\),.*/\1/p' "$T/cost.out")
+        read -r runs ns_run < <(sed -n 's/^aiotraced: the in-kernel capture: \([0-9]*\) program runs, [0-9.]* s in the traced threads (\([0-9]*\) ns a run), measured while kernel.bpf_stats_enabled was 1$/\1 \2/p' \
+                "$T/cost.out.err")
+        echo "captured $captured calls; the programs ran ${runs:-?} times, ${ns_run:-?} ns a run"
+        [ -n "${runs:-}" ] || fail "no cost of the capture reported: $(cat "$T/cost.out.err")"
+        # an enter and an exit for every captured call, and what other processes' calls ran
+        [ "$captured" -gt 0 ] && [ "$runs" -ge $((2 * captured)) ] ||
+                fail "the programs ran $runs times for $captured captured calls"
+        [ "$ns_run" -gt 0 ] || fail "the programs took no time"
+fi
+
 scenarios remote-read
 
 echo "== 9. no BPF allowed (CAP_BPF and CAP_SYS_ADMIN dropped, CAP_PERFMON kept)"
