@@ -32,7 +32,8 @@ command -v perf >/dev/null || apt-get install -y -q linux-perf >/dev/null 2>&1 |
 have_perf=no
 command -v perf >/dev/null && perf --version >/dev/null 2>&1 && have_perf=yes
 PERF_PID=
-trap '[ -n "$PERF_PID" ] && kill -9 "$PERF_PID" 2>/dev/null; cleanup' EXIT
+stats_was=-
+trap '[ -n "$PERF_PID" ] && kill -9 "$PERF_PID" 2>/dev/null; [ "$stats_was" = - ] || sysctl -q -w kernel.bpf_stats_enabled="$stats_was"; cleanup' EXIT
 (cd "$top_builddir" && make -s aiotraced tests/aio-workload tests/bench-replay)
 file=/var/tmp/aiotraced-bench.dat
 [ -s "$file" ] || fio --name=prep --filename="$file" --size=512m --rw=write --bs=1m --direct=1 >/dev/null
@@ -255,6 +256,27 @@ done
 [ $have_perf = yes ] || echo "== no perf (apt-get install linux-perf): the raw perf record floor is not measured"
 
 echo "== after the loads, writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time"
+
+# The capture's programs run in the traced threads, not in the daemon: what they cost there, as the kernel
+# measures it (kernel.bpf_stats_enabled, which itself adds a clock read or two a run: so in runs of their own,
+# not in the paired rounds).
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo -)
+if [ "$stats_was" != - ] && sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null; then
+        echo "== in the traced threads: the capture's programs, one run of each load with kernel.bpf_stats_enabled = 1"
+        for load in ${BENCH_LOADS:-batched single fio}; do
+                read -r _ _ d_calls _ _ _ cpu _ _ _ _ _ < <(run_traced "$load")
+                read -r runs prog_s per_run < <(sed -n 's/^aiotraced: the in-kernel capture: \([0-9]*\) program runs, \([0-9.]*\) s in the traced threads (\([0-9]*\) ns a run).*/\1 \2 \3/p' \
+                        "$T/bench.err")
+                if [ -z "${runs:-}" ]; then
+                        echo "$load: no capture (the daemon read memory after the calls): $(grep -m1 'capture' "$T/bench.err")"
+                        continue
+                fi
+                awk -v l="$load" -v r="$runs" -v p="$prog_s" -v pr="$per_run" -v n="$d_calls" -v c="$cpu" 'BEGIN {
+                        printf "%s: %d program runs, %s ns a run; a call: %.2f us in the traced thread, %.2f us in the daemon\n",
+                               l, r, pr, p / n * 1e6, c / n * 1e6 }'
+        done
+        sysctl -q -w kernel.bpf_stats_enabled="$stats_was"
+fi
 
 echo "== replay: the records of ${secs} s of fio, decoded and formatted on one core (no kernel, no root)"
 rm -f "$out"/trace.log*
