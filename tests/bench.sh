@@ -12,9 +12,10 @@
 # where perf is installed, the floor: a raw `perf record` of the same tracepoints, filtered on the same comm,
 # to the same tmpfs, decoding nothing (its paired ratio, its CPU per million calls, and the daemon's CPU a
 # call over perf's in the same round: the machine's state moves both alike), and below it what enabling the
-# tracepoints alone costs: the same tracepoints and filters counted by `perf stat`, nothing written.  Then the
-# replay benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and formatted on
-# one core as fast as they go, per output format.
+# tracepoints alone costs: the same tracepoints and filters counted by `perf stat`, nothing written.  Then,
+# in a run of each load apart, what the capture's programs cost the traced thread (kernel.bpf_stats_enabled).
+# Then the replay benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and
+# formatted on one core as fast as they go, per output format.
 #
 # Timings only: nothing here is asserted (these machines are noisy).  As root, from a build directory:
 #   top_srcdir=SRC top_builddir=. bash SRC/tests/bench.sh [ROUNDS [SECONDS]]
