@@ -71,6 +71,20 @@ static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_b
         return fd < 0 ? -errno : fd;
 }
 
+/* A tracepoint's program runs for every hit on any CPU once attached to one event of it.  That event need not
+ * sample, so no filter is evaluated for it, and the other CPUs have no event of the tracepoint at all: the
+ * kernel skips its perf path there after the program has run. */
+static int open_carrier(uint64_t tp_id, int cpu) {
+        struct perf_event_attr attr = {
+                .type = PERF_TYPE_TRACEPOINT,
+                .size = sizeof(attr),
+                .config = tp_id,
+                .disabled = 1,
+        };
+        int fd = (int) syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 static void explain_open_error(int r, const char *system, const char *name, int cpu, char *error,
                                size_t error_size) {
         if (r == -EACCES || r == -EPERM) {
@@ -94,22 +108,23 @@ static void explain_open_error(int r, const char *system, const char *name, int 
                 snprintf(error, error_size, "perf_event_open %s:%s on CPU %d: %s", system, name, cpu, strerror(-r));
 }
 
-static uint64_t set_count(const int *fds, size_t n) {
+/* The samples a set's events generated: a carrier's count is every hit, not samples, and is left out. */
+static uint64_t set_count(const int *fds, const bool *carrier, size_t n) {
         uint64_t sum = 0;
         for (size_t k = 0; fds && k < n; k++) {
                 uint64_t v;
-                if (fds[k] >= 0 && read(fds[k], &v, sizeof(v)) == (ssize_t) sizeof(v))
+                if (fds[k] >= 0 && !(carrier && carrier[k]) && read(fds[k], &v, sizeof(v)) == (ssize_t) sizeof(v))
                         sum += v;
         }
         return sum;
 }
 
 /* Disabled before it is counted, so no sample lands in the ring after the count. */
-static void retire_set(struct perf_cpu *pc, size_t n) {
+static void retire_set(struct perf_cpu *pc, const bool *carrier, size_t n) {
         for (size_t k = 0; pc->fds && k < n; k++)
                 if (pc->fds[k] >= 0)
                         (void) ioctl(pc->fds[k], PERF_EVENT_IOC_DISABLE, 0);
-        pc->produced += set_count(pc->fds, n);
+        pc->produced += set_count(pc->fds, carrier, n);
 }
 
 static void close_set(int *fds, size_t n) {
@@ -134,7 +149,8 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
         };
         ps->cpus = calloc(n_cpus, sizeof(*ps->cpus));
         ps->rings = calloc(n_cpus, sizeof(*ps->rings));
-        if (!ps->cpus || !ps->rings) {
+        ps->carrier = calloc(t->n_events, sizeof(*ps->carrier));
+        if (!ps->cpus || !ps->rings || !ps->carrier) {
                 perf_session_close(ps);
                 return -ENOMEM;
         }
@@ -181,9 +197,14 @@ fail:
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
                         const int *prog_fds, char *error, size_t error_size) {
         int **sets = calloc(ps->n_cpus, sizeof(*sets));
+        _cleanup_(freep) bool *carrier = calloc(t->n_events, sizeof(*carrier));
         int r = 0;
-        if (!sets)
+        if (!sets || !carrier) {
+                free(sets);
                 return -ENOMEM;
+        }
+        for (size_t k = 0; k < t->n_events; k++)
+                carrier[k] = prog_fds && prog_fds[k] >= 0;
 
         for (size_t i = 0; i < ps->n_cpus && r >= 0; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
@@ -199,24 +220,31 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         const char *f = d->kind == EVENT_FORK        ? filters->fork
                                         : d->kind == EVENT_PROC_EXIT ? filters->process_exit
                                                                      : filters->syscalls;
-                        r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu, ps->wakeup_bytes);
+                        if (carrier[k] && i > 0)
+                                continue; /* the first CPU's carrier serves them all */
+                        r = carrier[k] ? open_carrier((uint64_t) d->tp_id, pc->cpu)
+                                       : open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu,
+                                                    ps->wakeup_bytes);
                         if (r < 0) {
                                 explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
                                 break;
                         }
                         sets[i][k] = r;
+                        if (carrier[k]) {
+                                /* A program belongs to the tracepoint, not to one CPU's event (a second
+                                 * attach is EEXIST): it runs for every hit, on any CPU. */
+                                if (ioctl(r, PERF_EVENT_IOC_SET_BPF, prog_fds[k]) < 0) {
+                                        r = -errno;
+                                        snprintf(error, error_size,
+                                                 "attaching the BPF program to %s:%s on CPU %d: %m", d->system,
+                                                 d->name, pc->cpu);
+                                        break;
+                                }
+                                continue;
+                        }
                         if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0) {
                                 r = -errno;
                                 snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of %s:%s on CPU %d: %m",
-                                         d->system, d->name, pc->cpu);
-                                break;
-                        }
-                        /* A program belongs to the tracepoint, not to one CPU's event (a second attach is
-                         * EEXIST): it runs for every hit, on any CPU, once attached to the first CPU's event. */
-                        if (i == 0 && prog_fds && prog_fds[k] >= 0 &&
-                            ioctl(sets[i][k], PERF_EVENT_IOC_SET_BPF, prog_fds[k]) < 0) {
-                                r = -errno;
-                                snprintf(error, error_size, "attaching the BPF program to %s:%s on CPU %d: %m",
                                          d->system, d->name, pc->cpu);
                                 break;
                         }
@@ -231,7 +259,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
         /* Enable the new set before retiring the old one: no gap.  The engine drops the doubles of the overlap. */
         for (size_t i = 0; i < ps->n_cpus && r >= 0; i++)
                 for (size_t k = 0; k < t->n_events && r >= 0; k++)
-                        if (ioctl(sets[i][k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                        if (sets[i][k] >= 0 && ioctl(sets[i][k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                                 r = -errno;
                                 snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
                                          t->events[k].name, ps->cpus[i].cpu);
@@ -242,23 +270,26 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         close_set(sets[i], t->n_events);
                         continue;
                 }
-                retire_set(pc, ps->n_events);
+                retire_set(pc, ps->carrier, ps->n_events);
                 close_set(pc->fds, ps->n_events);
                 pc->fds = sets[i];
         }
         free(sets);
-        return r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        memcpy(ps->carrier, carrier, t->n_events * sizeof(*carrier));
+        return 0;
 }
 
 uint64_t perf_session_produced(const struct perf_session *ps, size_t i) {
-        return ps->cpus[i].produced + set_count(ps->cpus[i].fds, ps->n_events);
+        return ps->cpus[i].produced + set_count(ps->cpus[i].fds, ps->carrier, ps->n_events);
 }
 
 int perf_session_disable(struct perf_session *ps) {
         int r = 0;
         for (size_t i = 0; i < ps->n_cpus; i++)
                 for (size_t k = 0; ps->cpus[i].fds && k < ps->n_events; k++)
-                        if (ioctl(ps->cpus[i].fds[k], PERF_EVENT_IOC_DISABLE, 0) < 0)
+                        if (ps->cpus[i].fds[k] >= 0 && ioctl(ps->cpus[i].fds[k], PERF_EVENT_IOC_DISABLE, 0) < 0)
                                 r = -errno;
         return r;
 }
@@ -276,5 +307,6 @@ void perf_session_close(struct perf_session *ps) {
         }
         free(ps->cpus);
         free(ps->rings);
+        free(ps->carrier);
         *ps = (struct perf_session) {};
 }

@@ -26,6 +26,8 @@ struct perf_session {
         size_t n_events;
         struct ring *rings; /* one per CPU, for the engine */
         unsigned wakeup_bytes; /* of a ring, unread, that wake the reader */
+        bool *carrier; /* per event of the current set: it only holds a BPF program (first CPU alone, counts
+                        * every hit, writes nothing), and its count is not samples */
 };
 
 /* The online CPUs; with `only` (a CPU list), those of them it names (-ENOENT: none). */
@@ -42,8 +44,9 @@ struct perf_filters {
 };
 
 /* Open a set of the table's tracepoints on every CPU with these filters and, when prog_fds is given, the BPF
- * program of each event (-1: none), enable it, then retire the previous set.  On failure the previous set
- * stays. */
+ * program of each event (-1: none), enable it, then retire the previous set.  An event with a program writes
+ * through it alone: it is opened once, on the first CPU, without sampling or filter.  On failure the previous
+ * set stays. */
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
                         const int *prog_fds, char *error, size_t error_size);
 int perf_session_disable(struct perf_session *ps);
