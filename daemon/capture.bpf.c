@@ -291,7 +291,7 @@ struct exit_ctx {
 
 /* Every program returns 1: the kernel ANDs the verdicts of all programs on a tracepoint, and 0 would take the
  * record away from every other perf user of it.  Ours come through bpf_perf_event_output alone (the daemon's
- * own tracepoint events match nothing). */
+ * own tracepoint events sample nothing). */
 #define NEUTRAL 1
 
 static __always_inline void output(void *ctx, void *data, __u32 size) {

@@ -174,8 +174,9 @@ static bool has_pid_watch(const struct config *c) {
 
 static int apply_filters(struct daemon *d, char *error, size_t error_size) {
         _cleanup_(freep) char *filter = NULL, *fork_filter = NULL, *exit_filter = NULL;
-        /* With the capture the programs select and write every record; the events only carry them, and
-         * themselves match nothing. */
+        /* With the capture the programs select and write every record; the events only carry them (one each,
+         * sampling nothing: perf_session_attach).  The filter that matches nothing is for an event without a
+         * program, should the table ever have one. */
         if (d->capture)
                 return perf_session_attach(&d->perf, d->events, &(struct perf_filters) { .syscalls = "common_pid < 0",
                                            .process_exit = "common_pid < 0" }, bpf_capture_prog_fds(d->capture),
