@@ -95,18 +95,33 @@ run_traced() {
         echo "$load $calls $records $lost ${dropped:-0} $cpu $user $system $rss $rings $bytes"
 }
 
+# LOAD: sets PERF_EVENTS to perf's arguments for the four tracepoints the daemon traces for it, each filtered
+# in the kernel on the load's comm
+perf_events() {
+        local f
+        f="comm == \"$(load_comm "$1")\""
+        PERF_EVENTS=()
+        for call in io_submit io_getevents; do
+                PERF_EVENTS+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
+        done
+}
+
+# NAME ERRFILE: stops the perf tool running as PERF_PID (SIGINT, as a user would)
+stop_perf() {
+        kill -INT "$PERF_PID"
+        local rc=0
+        wait "$PERF_PID" || rc=$?
+        PERF_PID=
+        [ $rc = 0 ] || [ $rc = 130 ] || fail "$1 exited with $rc ($(cat "$2"))"
+}
+
 # LOAD: runs it traced by a raw `perf record` of the same tracepoints, kernel-filtered on the same comm, to a
 # file on the same tmpfs, without any decoding: the floor the issue names.  Prints "iops samples cpu_s user_s
 # system_s bytes", the CPU from perf's start to just before it is stopped (its exit processing is not tracing).
 run_perf() {
-        local comm
-        comm=$(load_comm "$1")
         rm -f "$out/perf.data"
-        local f="comm == \"$comm\"" ev=()
-        for call in io_submit io_getevents; do
-                ev+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
-        done
-        perf record -q -a -B "${ev[@]}" -o "$out/perf.data" 2>"$T/perf.err" &
+        perf_events "$1"
+        perf record -q -a -B "${PERF_EVENTS[@]}" -o "$out/perf.data" 2>"$T/perf.err" &
         PERF_PID=$!
         for _ in $(seq 500); do
                 [ -s "$out/perf.data" ] && break
@@ -120,11 +135,7 @@ run_perf() {
         t0=$(cpu_now)
         load=$(run_load "$1")
         t1=$(cpu_now)
-        kill -INT "$PERF_PID"
-        local rc=0
-        wait "$PERF_PID" || rc=$?
-        PERF_PID=
-        [ $rc = 0 ] || [ $rc = 130 ] || fail "perf record exited with $rc ($(cat "$T/perf.err"))"
+        stop_perf "perf record" "$T/perf.err"
         local samples bytes
         samples=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
         bytes=$(stat -c %s "$out/perf.data")
@@ -141,22 +152,13 @@ run_perf() {
 # take the kernel's slower path, the tracepoints fire and evaluate the filter); on some VMs it is most of
 # perf record's cost.  Prints "iops".
 run_tp_count() {
-        local comm
-        comm=$(load_comm "$1")
-        local f="comm == \"$comm\"" ev=()
-        for call in io_submit io_getevents; do
-                ev+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
-        done
-        perf stat -a -x, "${ev[@]}" -o "$T/stat.out" 2>"$T/stat.err" &
+        perf_events "$1"
+        perf stat -a -x, "${PERF_EVENTS[@]}" -o "$T/stat.out" 2>"$T/stat.err" &
         PERF_PID=$!
         sleep 0.3 # counting from its start: no file to wait for
         local load
         load=$(run_load "$1")
-        kill -INT "$PERF_PID"
-        local rc=0
-        wait "$PERF_PID" || rc=$?
-        PERF_PID=
-        [ $rc = 0 ] || [ $rc = 130 ] || fail "perf stat exited with $rc ($(cat "$T/stat.err"))"
+        stop_perf "perf stat" "$T/stat.err"
         grep -q "syscalls:sys_exit_io_submit" "$T/stat.out" || fail "perf stat counted nothing ($(cat "$T/stat.err"))"
         echo "${load%% *}"
 }
