@@ -249,16 +249,17 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
                 handle_exit(e, th, &s, d);
 }
 
-static void report_lost(struct engine *e, size_t ring, uint64_t time, uint64_t lost) {
+static void report_lost(struct engine *e, size_t ring, uint64_t time, uint64_t lost, bool unwritten) {
         e->stats.lost += lost;
         e->lost_per_ring[ring] += lost;
-        emit(e, &(struct entry) { .kind = ENTRY_LOST, .time = time, .cpu = (uint32_t) e->rings[ring].cpu, .lost = lost });
+        emit(e, &(struct entry) { .kind = ENTRY_LOST, .time = time, .cpu = (uint32_t) e->rings[ring].cpu, .lost = lost,
+                                  .lost_unwritten = unwritten });
 }
 
 void engine_account_lost(struct engine *e, size_t ring, uint64_t produced) {
         uint64_t seen = e->samples_per_ring[ring] + e->lost_per_ring[ring];
         if (produced > seen)
-                report_lost(e, ring, e->processed_up_to, produced - seen);
+                report_lost(e, ring, e->processed_up_to, produced - seen, true);
 }
 
 static void handle_record(struct engine *e, size_t ring, const struct perf_event_header *h) {
@@ -276,7 +277,7 @@ static void handle_record(struct engine *e, size_t ring, const struct perf_event
                         e->stats.bad_records++;
                         break;
                 }
-                report_lost(e, ring, l.time, l.lost);
+                report_lost(e, ring, l.time, l.lost, false);
                 break;
         }
         default:

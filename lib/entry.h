@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "call.h"
@@ -30,6 +31,8 @@ struct entry {
         const struct aio_call *call;
         uint32_t cpu;
         uint64_t lost;
+        bool lost_unwritten; /* lost: counted by the kernel or the capture, but never written to the ring (not
+                              * a LOST record's ring full) */
         const char *message;
         enum info_kind info;
         int priority; /* of an ENTRY_INFO, syslog levels: 0 means 6 (info) */

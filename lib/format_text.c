@@ -526,7 +526,8 @@ void format_text(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per
                 outbuf_u64(b, e->cpu);
                 outbuf_puts(b, ": ");
                 outbuf_u64(b, e->lost);
-                outbuf_puts(b, " records lost (ring full)\n");
+                outbuf_puts(b, e->lost_unwritten ? " records lost (counted, never written to the ring)\n"
+                                                 : " records lost (ring full)\n");
                 break;
         case ENTRY_INFO:
                 outbuf_puts(b, "[info] ");

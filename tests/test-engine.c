@@ -160,7 +160,7 @@ int main(void) {
         engine_account_lost(&e, 1, e.samples_per_ring[1] + e.lost_per_ring[1] + 3);
         engine_account_lost(&e, 0, e.samples_per_ring[0] + e.lost_per_ring[0]); /* nothing missing: nothing said */
         outbuf_putc(&out, 0);
-        CHECK_STR(out.data, "[lost] cpu 1: 3 records lost (ring full)\n");
+        CHECK_STR(out.data, "[lost] cpu 1: 3 records lost (counted, never written to the ring)\n");
         CHECK_EQ(e.stats.lost, lost_before + 3);
 
         engine_done(&e);
