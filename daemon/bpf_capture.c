@@ -175,8 +175,8 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
         int fd = bpf_map__fd(c->skel->maps.rings);
         for (size_t i = 0; i < ps->n_cpus; i++) {
                 uint32_t cpu = (uint32_t) ps->cpus[i].cpu;
-                uint32_t owner = (uint32_t) ps->cpus[i].owner_fd;
-                if (bpf_map_update_elem(fd, &cpu, &owner, BPF_ANY) < 0) {
+                uint32_t live = (uint32_t) ps->cpus[i].live_fd;
+                if (bpf_map_update_elem(fd, &cpu, &live, BPF_ANY) < 0) {
                         int r = -errno;
                         snprintf(error, error_size, "connecting the ring of CPU %u to the BPF programs: %s", cpu,
                                  strerror(-r));

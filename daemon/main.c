@@ -115,13 +115,12 @@ static int add_tid(struct daemon *d, uint32_t tid) {
 }
 
 /* Once its events are open, the daemon keeps only what tracing needs from then on: reading the traced
- * processes' memory and /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH) and, without the capture, opening
- * new event sets when the filter changes (CAP_PERFMON).  The bounding set too, so nothing can come back.
- * Called before any other thread exists: capabilities are per thread. */
-static int drop_capabilities(bool keep_perfmon, char *error, size_t error_size) {
-        uint64_t keep = (1ull << CAP_SYS_PTRACE) | (1ull << CAP_DAC_READ_SEARCH);
-        if (keep_perfmon)
-                keep |= 1ull << CAP_PERFMON;
+ * processes' memory and /proc entries (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH) and opening events again
+ * (CAP_PERFMON): a new set when the filter changes, without the capture, and a CPU's set when the CPU is back
+ * from offline.  The bounding set too, so nothing can come back.  Called before any other thread exists:
+ * capabilities are per thread. */
+static int drop_capabilities(char *error, size_t error_size) {
+        uint64_t keep = (1ull << CAP_SYS_PTRACE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_PERFMON);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
                 snprintf(error, error_size, "PR_SET_NO_NEW_PRIVS: %m");
                 return -errno;
@@ -341,6 +340,56 @@ static uint64_t tick_interval(const struct daemon *d, uint64_t watchdog_usec) {
 static void reload(struct daemon *d);
 static void notify_status(struct daemon *d, const char *prefix);
 
+/* How often the loop asks whether a CPU's events died with the CPU: each look interrupts every traced CPU. */
+#define CPU_CHECK_INTERVAL_NS (1000000000ull)
+
+static void format_clock(uint64_t monotonic, char *buf, size_t size) {
+        struct timespec real;
+        clock_gettime(CLOCK_REALTIME, &real);
+        uint64_t now = now_ns(), ago = now > monotonic ? now - monotonic : 0;
+        uint64_t at = (uint64_t) real.tv_sec * 1000000000ull + (uint64_t) real.tv_nsec - ago;
+        time_t t = (time_t) (at / 1000000000ull);
+        struct tm tm;
+        size_t n = strftime(buf, size, "%H:%M:%S", localtime_r(&t, &tm));
+        snprintf(buf + n, size - n, ".%03u", (unsigned) (at / 1000000ull % 1000));
+}
+
+/* A CPU taken offline takes its events with it, and they stay dead when it is back: say so, and open them
+ * again as soon as the CPU is there (with the capture, what the programs could not write meanwhile counts as
+ * lost at the end). */
+static void check_cpus(struct daemon *d) {
+        for (size_t i = 0; i < d->perf.n_cpus; i++) {
+                struct perf_cpu *pc = &d->perf.cpus[i];
+                char when[32], error[1024];
+                if (!pc->stopped) {
+                        int r = perf_session_check_cpu(&d->perf, i);
+                        if (r <= 0)
+                                continue;
+                        format_clock(pc->stopped_at, when, sizeof(when));
+                        emit_event(d, INFO_NOTE, 4,
+                                   "CPU %d went offline at %s: its events went with it, and nothing on it is traced "
+                                   "until it is back",
+                                   pc->cpu, when);
+                        pc->revive_failed = false;
+                }
+                int r = perf_session_revive_cpu(&d->perf, d->events, i, error, sizeof(error));
+                if (r == -ENODEV)
+                        continue;
+                if (r >= 0 && d->capture)
+                        r = bpf_capture_set_rings(d->capture, &d->perf, error, sizeof(error));
+                format_clock(pc->stopped_at, when, sizeof(when));
+                if (r < 0) {
+                        if (!pc->revive_failed)
+                                emit_event(d, INFO_NOTE, 3, "CPU %d is back but cannot be traced again: %s", pc->cpu,
+                                           error);
+                        pc->revive_failed = true; /* tried again at each look, said once */
+                        continue;
+                }
+                emit_event(d, INFO_NOTE, 5, "CPU %d is traced again: its calls from %s until now (%.3f s) were not",
+                           pc->cpu, when, (double) (pc->live_since - pc->stopped_at) / 1e9);
+        }
+}
+
 /* The signals the loop takes through its signalfd.  Blocked from the start of main: READY=1 goes out before
  * the loop runs, and a reload (SIGHUP) may follow at once. */
 static void daemon_signals(sigset_t *ret) {
@@ -364,7 +413,7 @@ static int run(struct daemon *d) {
                 return EXIT_RUNTIME;
         }
         /* The manager's watchdog: pinged from the loop, at least every half period (the tick keeps it turning). */
-        uint64_t watchdog_usec = 0, last_ping = 0, last_status = now_ns();
+        uint64_t watchdog_usec = 0, last_ping = 0, last_status = now_ns(), last_cpu_check = now_ns();
         if (sd_watchdog_enabled(false, &watchdog_usec) <= 0)
                 watchdog_usec = 0;
         uint64_t interval = tick_interval(d, watchdog_usec);
@@ -440,6 +489,10 @@ static int run(struct daemon *d) {
                 if (now_ns() - last_status >= STATUS_INTERVAL_NS) {
                         notify_status(d, "");
                         last_status = now_ns();
+                }
+                if (now_ns() - last_cpu_check >= CPU_CHECK_INTERVAL_NS) {
+                        check_cpus(d);
+                        last_cpu_check = now_ns();
                 }
                 /* Come back for what was too recent to order, without waiting for the tick; but not again after
                  * that second look: under load there is always something newer, and re-arming would turn the loop
@@ -730,7 +783,7 @@ int main(int argc, char **argv) {
                 log_error("%s", error);
                 goto out;
         }
-        r = drop_capabilities(!d.capture, error, sizeof(error));
+        r = drop_capabilities(error, sizeof(error));
         if (r < 0) {
                 log_error("dropping the capabilities tracing no longer needs: %s", error);
                 goto out;

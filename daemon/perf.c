@@ -53,6 +53,12 @@ int online_cpus(const char *only, int **ret, size_t *ret_n) {
         return 0;
 }
 
+static uint64_t monotonic_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
 static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_bytes) {
         struct perf_event_attr attr = {
                 .type = type,
@@ -60,6 +66,8 @@ static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_b
                 .config = config,
                 .sample_period = 1,
                 .sample_type = AIOT_SAMPLE_TYPE,
+                /* a ring's own event tells by its enabled time whether it still lives (perf_session_check_cpu) */
+                .read_format = type == PERF_TYPE_SOFTWARE ? PERF_FORMAT_TOTAL_TIME_ENABLED : 0,
                 .disabled = 1,
                 .sample_id_all = 1,
                 .watermark = 1,
@@ -106,6 +114,23 @@ static void explain_open_error(int r, const char *system, const char *name, int 
                          name, cpu, strerror(-r));
         else
                 snprintf(error, error_size, "perf_event_open %s:%s on CPU %d: %s", system, name, cpu, strerror(-r));
+}
+
+static int live_enabled(const struct perf_cpu *pc, uint64_t *ret) {
+        struct {
+                uint64_t value, enabled;
+        } v;
+        if (read(pc->live_fd, &v, sizeof(v)) != (ssize_t) sizeof(v))
+                return errno ? -errno : -EIO;
+        *ret = v.enabled;
+        return 0;
+}
+
+/* A dead event's enabled time stopped when it died. */
+static void mark_stopped(struct perf_cpu *pc) {
+        uint64_t enabled = 0;
+        pc->stopped = true;
+        pc->stopped_at = live_enabled(pc, &enabled) == 0 ? pc->live_since + enabled : monotonic_ns();
 }
 
 /* The samples a set's events generated: a carrier's count is every hit, not samples, and is left out. */
@@ -155,7 +180,7 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n_cpus; i++)
-                ps->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .owner_fd = -1, .map = MAP_FAILED };
+                ps->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .owner_fd = -1, .live_fd = -1, .map = MAP_FAILED };
 
         for (size_t i = 0; i < n_cpus; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
@@ -187,6 +212,8 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                         snprintf(error, error_size, "enabling the ring of CPU %d: %m", pc->cpu);
                         goto fail;
                 }
+                pc->live_fd = pc->owner_fd;
+                pc->live_since = monotonic_ns();
         }
         return 0;
 fail:
@@ -222,9 +249,16 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                                                                      : filters->syscalls;
                         if (carrier[k] && i > 0)
                                 continue; /* the first CPU's carrier serves them all */
+                        if (!carrier[k] && pc->stopped)
+                                continue; /* opened again once the CPU is back (perf_session_revive_cpu) */
                         r = carrier[k] ? open_carrier((uint64_t) d->tp_id, pc->cpu)
                                        : open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu,
                                                     ps->wakeup_bytes);
+                        if (r == -ENODEV && !carrier[k]) {
+                                mark_stopped(pc); /* gone offline since the loop last looked */
+                                r = 0;
+                                continue;
+                        }
                         if (r < 0) {
                                 explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
                                 break;
@@ -278,6 +312,114 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
         if (r < 0)
                 return r;
         memcpy(ps->carrier, carrier, t->n_events * sizeof(*carrier));
+        const char *texts[3] = { filters->syscalls, filters->fork, filters->process_exit };
+        for (size_t j = 0; j < ELEMENTSOF(texts); j++) {
+                free(ps->filter_text[j]);
+                ps->filter_text[j] = texts[j] ? strdup(texts[j]) : NULL;
+                if (texts[j] && !ps->filter_text[j])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int perf_session_check_cpu(struct perf_session *ps, size_t i) {
+        struct perf_cpu *pc = &ps->cpus[i];
+        if (pc->stopped)
+                return 1;
+        uint64_t enabled = 0;
+        int r = live_enabled(pc, &enabled);
+        if (r < 0)
+                return r;
+        if (enabled != pc->live_enabled || enabled == 0) {
+                pc->live_enabled = enabled;
+                return 0;
+        }
+        mark_stopped(pc);
+        return 1;
+}
+
+/* The set as perf_session_attach opens it, for one CPU: the carriers are not the CPU's own. */
+static int open_cpu_set(struct perf_session *ps, const struct event_table *t, size_t i, int *fds, char *error,
+                        size_t error_size) {
+        struct perf_cpu *pc = &ps->cpus[i];
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                if (ps->carrier[k])
+                        continue;
+                const char *f = d->kind == EVENT_FORK        ? ps->filter_text[1]
+                                : d->kind == EVENT_PROC_EXIT ? ps->filter_text[2]
+                                                             : ps->filter_text[0];
+                int r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu, ps->wakeup_bytes);
+                if (r < 0) {
+                        explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
+                        return r;
+                }
+                fds[k] = r;
+                if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0 ||
+                    (f && ioctl(r, PERF_EVENT_IOC_SET_FILTER, f) < 0)) {
+                        r = -errno;
+                        snprintf(error, error_size, "%s:%s on CPU %d: %m", d->system, d->name, pc->cpu);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t, size_t i, char *error,
+                            size_t error_size) {
+        struct perf_cpu *pc = &ps->cpus[i];
+        /* A dead event still owns the ring: new events on the CPU write into it through SET_OUTPUT, and the owner's
+         * fd still wakes the loop. */
+        int live = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
+        if (live < 0) {
+                if (live != -ENODEV)
+                        explain_open_error(live, "software", "bpf-output", pc->cpu, error, error_size);
+                return live;
+        }
+        _cleanup_(freep) int *fds = malloc(t->n_events * sizeof(int));
+        if (!fds) {
+                close(live);
+                return -ENOMEM;
+        }
+        for (size_t k = 0; k < t->n_events; k++)
+                fds[k] = ps->carrier[k] && pc->fds ? pc->fds[k] : -1;
+        int r = ioctl(live, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0 ? -errno : 0;
+        if (r < 0)
+                snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of a new bpf-output on CPU %d: %m", pc->cpu);
+        else
+                r = open_cpu_set(ps, t, i, fds, error, error_size);
+        for (size_t k = 0; k < t->n_events && r >= 0; k++)
+                if (fds[k] >= 0 && !ps->carrier[k] && ioctl(fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                        r = -errno;
+                        snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
+                                 t->events[k].name, pc->cpu);
+                }
+        if (r >= 0 && ioctl(live, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                r = -errno;
+                snprintf(error, error_size, "enabling a new bpf-output on CPU %d: %m", pc->cpu);
+        }
+        if (r < 0) {
+                for (size_t k = 0; k < t->n_events; k++)
+                        if (fds[k] >= 0 && !ps->carrier[k])
+                                close(fds[k]);
+                close(live);
+                return r == -ENODEV ? -EIO : r; /* -ENODEV means offline alone */
+        }
+        /* The dead set's counts stopped with it; they stay in the account. */
+        if (pc->fds) {
+                pc->produced += set_count(pc->fds, ps->carrier, ps->n_events);
+                for (size_t k = 0; k < t->n_events; k++)
+                        if (pc->fds[k] >= 0 && !ps->carrier[k])
+                                close(pc->fds[k]);
+                free(pc->fds);
+        }
+        pc->fds = TAKE_PTR(fds);
+        if (pc->live_fd != pc->owner_fd)
+                close(pc->live_fd);
+        pc->live_fd = live;
+        pc->live_since = monotonic_ns();
+        pc->live_enabled = 0;
+        pc->stopped = false;
         return 0;
 }
 
@@ -302,9 +444,13 @@ void perf_session_close(struct perf_session *ps) {
                         ring_done(&ps->rings[i]);
                 if (pc->map && pc->map != MAP_FAILED)
                         munmap(pc->map, pc->map_size);
+                if (pc->live_fd >= 0 && pc->live_fd != pc->owner_fd)
+                        close(pc->live_fd);
                 if (pc->owner_fd >= 0)
                         close(pc->owner_fd);
         }
+        for (size_t j = 0; j < ELEMENTSOF(ps->filter_text); j++)
+                free(ps->filter_text[j]);
         free(ps->cpus);
         free(ps->rings);
         free(ps->carrier);

@@ -18,6 +18,13 @@ struct perf_cpu {
         void *map;
         size_t map_size;
         uint64_t produced; /* samples the kernel generated on this CPU, by the event counts of retired sets */
+        /* A CPU taken offline takes its events with it, and they stay dead once it is back; the ring stays. */
+        int live_fd;           /* a bpf-output event writing into the ring: the owner, or its stand-in since */
+        uint64_t live_since;   /* CLOCK_MONOTONIC when live_fd was enabled */
+        uint64_t live_enabled; /* its enabled time at the last look */
+        bool stopped;          /* its events are dead (or were never opened: the CPU was offline) */
+        uint64_t stopped_at;   /* CLOCK_MONOTONIC when they died, as near as the kernel tells */
+        bool revive_failed;    /* opening them again failed for another reason than the CPU being offline */
 };
 
 struct perf_session {
@@ -28,6 +35,7 @@ struct perf_session {
         unsigned wakeup_bytes; /* of a ring, unread, that wake the reader */
         bool *carrier; /* per event of the current set: it only holds a BPF program (first CPU alone, counts
                         * every hit, writes nothing), and its count is not samples */
+        char *filter_text[3]; /* the current set's filters (see perf_filters), to open it again on one CPU */
 };
 
 /* The online CPUs; with `only` (a CPU list), those of them it names (-ENOENT: none). */
@@ -49,6 +57,14 @@ struct perf_filters {
  * set stays. */
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
                         const int *prog_fds, char *error, size_t error_size);
+/* Whether CPU index i's events died since the last look (1; 0 alive): its live event's enabled time stopped.  A
+ * read of an event on another CPU interrupts that CPU: not for every turn of the loop. */
+int perf_session_check_cpu(struct perf_session *ps, size_t i);
+/* Open the current set again on CPU index i, writing into the same ring (and a new live_fd): -ENODEV while the
+ * CPU is offline.  The carriers, on the first CPU, are kept: a program stays on its tracepoint while the event
+ * that attached it is open. */
+int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t, size_t i, char *error,
+                            size_t error_size);
 int perf_session_disable(struct perf_session *ps);
 /* Samples generated on CPU index i so far (retired sets and the current one): every hit that passed the filter,
  * whether the ring had room for it or not.  Exact once the events are disabled. */

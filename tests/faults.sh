@@ -19,8 +19,8 @@ for cap in bpf remote-read; do
         write_config "$C.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-faults"; } );' 'drain_interval_ms = 5;' \
                 'records = [ "syscalls", "requests", "summary" ];' 'summary_interval = 1;'
         start_daemon "$C.conf" "$C.caps.out"
-        want=0000000000080004 # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE
-        [ "$cap" = remote-read ] && want=0000004000080004 # and CAP_PERFMON, for new event sets
+        # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, and CAP_PERFMON: new event sets, and a CPU's again once it is back
+        want=0000004000080004
         grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' "/proc/$DAEMON_PID/status" | tr '\n' ' '
         echo
         for f in CapEff CapPrm CapBnd; do
@@ -152,7 +152,37 @@ wait_for "$T/w.out" '^\[info\] reload refused, the running configuration stays: 
 kill -0 "$DAEMON_PID" || fail "the daemon did not survive a refused reload"
 stop_daemon "$T/w.out"
 
-echo "== 9. idle: a watched process doing no AIO; the daemon wakes for its drain timer alone"
+echo "== 9. a CPU taken offline and brought back: said both times, its events opened again, every call after"
+CPU1=/sys/devices/system/cpu/cpu1/online
+if [ -w "$CPU1" ] && [ "$(cat "$CPU1")" = 1 ] && echo 0 >"$CPU1" 2>/dev/null; then
+        echo 1 >"$CPU1"
+        trap 'echo 1 >"$CPU1" 2>/dev/null; cleanup' EXIT
+        for cap in bpf remote-read; do
+                C="$T/hp-$cap"
+                write_config "$C.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-faults"; } );' "$CALLS" 'drain_interval_ms = 5;'
+                start_daemon "$C.conf" "$C.out"
+                taskset -c 1 "$WORKLOAD" --comm aio-faults --truth "$C.1.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 200 ||
+                        fail "workload failed"
+                echo 0 >"$CPU1"
+                wait_for "$C.out" '^\[info\] CPU 1 went offline at [0-9:.]*: its events went with it'
+                # a reload while it is offline: the new set is opened on the CPUs that are there
+                kill -HUP "$DAEMON_PID"
+                wait_for "$C.out" '^\[info\] reloaded'
+                echo 1 >"$CPU1"
+                wait_for "$C.out" '^\[info\] CPU 1 is traced again: its calls from [0-9:.]* until now ([0-9.]* s) were not'
+                taskset -c 1 "$WORKLOAD" --comm aio-faults --truth "$C.2.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 200 ||
+                        fail "workload failed"
+                stop_daemon "$C.out"
+                grep '^\[info\] CPU 1' "$C.out"
+                ! grep '^\[lost\]' "$C.out" || fail "$cap: records lost, though no call ran while CPU 1 was out"
+                "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$C.out" --truth "$C.1.truth" --truth "$C.2.truth" \
+                        --strict || fail "$cap: the calls on CPU 1 before it went offline and after it came back differ"
+        done
+else
+        echo "SKIP this part: CPU 1 cannot be taken offline here"
+fi
+
+echo "== 10. idle: a watched process doing no AIO; the daemon wakes for its drain timer alone"
 sleep 60 &
 idle_pid=$!
 write_config "$T/idle.conf" "watch = ( { pid = $idle_pid; } );" 'drain_interval_ms = 200;'
