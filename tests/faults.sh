@@ -178,6 +178,25 @@ if [ -w "$CPU1" ] && [ "$(cat "$CPU1")" = 1 ] && echo 0 >"$CPU1" 2>/dev/null; th
                 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$C.out" --truth "$C.1.truth" --truth "$C.2.truth" \
                         --strict || fail "$cap: the calls on CPU 1 before it went offline and after it came back differ"
         done
+        # With the capture, calls made on the CPU once it is back but before its events are, are counted: a load
+        # running across that moment is all there, traced or lost.
+        C="$T/hp-across"
+        dd if=/dev/urandom of="$T/bench.dat" bs=1M count=4 status=none
+        write_config "$C.conf" 'capture = "bpf";' 'watch = ( { comm = "aio-faults"; } );' "$CALLS"
+        start_daemon "$C.conf" "$C.out"
+        echo 0 >"$CPU1"
+        wait_for "$C.out" '^\[info\] CPU 1 went offline'
+        echo 1 >"$CPU1"
+        made=$(taskset -c 1 "$WORKLOAD" --comm aio-faults --bench 2 --file "$T/bench.dat" --depth 4 --batch 1 |
+                sed -n 's/^calls=\([0-9]*\) .*/\1/p')
+        grep -q '^\[info\] CPU 1 is traced again' "$C.out" || fail "CPU 1 not traced again within the load's 2 s"
+        stop_daemon "$C.out"
+        samples=$(sed -n 's/^\[stats\].* samples = \([0-9]*\),.*/\1/p' "$C.out")
+        lost=$(sed -n 's/^\[stats\].* lost = \([0-9]*\),.*/\1/p' "$C.out")
+        grep '^\[lost\]' "$C.out" || true
+        echo "across the return: $made calls made, $samples records read, $lost lost"
+        # a record per call, and one for the process's end
+        [ $((samples + lost)) = $((made + 1)) ] || fail "read $samples + lost $lost != $made calls + the process's end"
 else
         echo "SKIP this part: CPU 1 cannot be taken offline here"
 fi
