@@ -32,9 +32,19 @@ int ring_init(struct ring *r, void *base, size_t page_size, size_t data_size, in
         return 0;
 }
 
+int ring_init_absent(struct ring *r, int cpu) {
+        struct perf_event_mmap_page *meta = calloc(1, sizeof(*meta));
+        if (!meta)
+                return -ENOMEM;
+        *r = (struct ring) { .meta = meta, .cpu = cpu, .absent_meta = meta };
+        return 0;
+}
+
 void ring_done(struct ring *r) {
         free(r->scratch);
+        free(r->absent_meta);
         r->scratch = NULL;
+        r->absent_meta = NULL;
 }
 
 bool ring_refresh(struct ring *r) {

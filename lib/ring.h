@@ -26,6 +26,7 @@ struct ring {
         uint64_t scan_pos;
         uint8_t *scratch; /* a record that wraps around the end is copied here whole */
         int cpu;
+        struct perf_event_mmap_page *absent_meta; /* an absent ring's empty stand-in, freed with it */
 };
 
 struct sample {
@@ -47,6 +48,8 @@ struct lost_record {
 
 /* base: the mapping (metadata page first); data_size: bytes of ring after it (a power of two). */
 int ring_init(struct ring *r, void *base, size_t page_size, size_t data_size, int cpu);
+/* A ring for a CPU that has none yet (offline): always empty, until ring_done and ring_init in its place. */
+int ring_init_absent(struct ring *r, int cpu);
 void ring_done(struct ring *r);
 
 /* Snapshot data_head (acquire).  Returns true when there is something past read_pos. */

@@ -127,8 +127,38 @@ static void test_bad_sizes(void) {
         CHECK(sample_parse((const struct perf_event_header *) rec, &(struct sample) {}) < 0);
 }
 
+/* A CPU offline at start has an absent ring: empty whatever is asked of it, then a real one in its place. */
+static void test_absent_then_present(void) {
+        struct ring r;
+        CHECK_EQ(ring_init_absent(&r, 3), 0);
+        CHECK(!ring_refresh(&r));
+        uint64_t sum[3] = {};
+        ring_scan(&r, scan_count, sum);
+        CHECK_EQ(sum[0], 0);
+        const struct perf_event_header *h;
+        CHECK_EQ(ring_peek(&r, &h), 0);
+        CHECK_EQ(ring_skip_to_head(&r), 0);
+        ring_commit(&r);
+        ring_done(&r);
+
+        struct fake_ring f;
+        fake_ring_init(&f, 4096, 0);
+        uint8_t rec[256], raw[8] = "present";
+        fake_ring_put(&f, rec, build_sample(rec, 7, 100, 200, 1000, 3, raw, sizeof(raw)));
+        CHECK_EQ(ring_init(&r, f.base, FAKE_PAGE, 4096, 3), 0);
+        CHECK(ring_refresh(&r));
+        CHECK_EQ(ring_peek(&r, &h), 1);
+        struct sample s;
+        CHECK_EQ(sample_parse(h, &s), 0);
+        CHECK_EQ(s.cpu, 3);
+        CHECK(memcmp(s.raw, "present", 8) == 0);
+        ring_done(&r);
+        fake_ring_free(&f);
+}
+
 int main(void) {
         test_samples_in_order();
+        test_absent_then_present();
         test_wrapped_record();
         test_lost_and_garbage();
         test_bad_sizes();
