@@ -355,9 +355,13 @@ static void format_clock(uint64_t monotonic, char *buf, size_t size) {
 }
 
 /* A CPU taken offline takes its events with it, and they stay dead when it is back: say so, and open them
- * again as soon as the CPU is there (with the capture, what the programs could not write meanwhile counts as
- * lost at the end). */
-static void check_cpus(struct daemon *d) {
+ * again as soon as the CPU is there, as for a CPU offline since the start (with the capture, what the programs
+ * could not write meanwhile counts as lost at the end). */
+static void check_cpus(struct daemon *d, int ep) {
+        _cleanup_(freep) int *online = NULL;
+        size_t n_online = 0;
+        if (sysfs_cpus("online", NULL, &online, &n_online) < 0)
+                n_online = 0;
         for (size_t i = 0; i < d->perf.n_cpus; i++) {
                 struct perf_cpu *pc = &d->perf.cpus[i];
                 char when[32], error[1024];
@@ -372,19 +376,36 @@ static void check_cpus(struct daemon *d) {
                                    pc->cpu, when);
                         pc->revive_failed = false;
                 }
+                bool is_online = false;
+                for (size_t j = 0; j < n_online && !is_online; j++)
+                        is_online = online[j] == pc->cpu;
+                if (!is_online)
+                        continue;
+                bool fresh = pc->owner_fd < 0, first = pc->stopped_at == 0; /* offline since the start */
                 int r = perf_session_revive_cpu(&d->perf, d->events, i, error, sizeof(error));
                 if (r == -ENODEV)
                         continue;
+                if (fresh && pc->owner_fd >= 0) {
+                        struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+                        if (epoll_ctl(ep, EPOLL_CTL_ADD, pc->owner_fd, &ev) < 0 && r >= 0) {
+                                r = -errno;
+                                snprintf(error, sizeof(error), "epoll_ctl: %m");
+                        }
+                }
                 if (r >= 0 && d->capture)
                         r = bpf_capture_set_rings(d->capture, &d->perf, error, sizeof(error));
-                format_clock(pc->stopped_at, when, sizeof(when));
                 if (r < 0) {
                         if (!pc->revive_failed)
-                                emit_event(d, INFO_NOTE, 3, "CPU %d is back but cannot be traced again: %s", pc->cpu,
+                                emit_event(d, INFO_NOTE, 3, "CPU %d is online but cannot be traced: %s", pc->cpu,
                                            error);
                         pc->revive_failed = true; /* tried again at each look, said once */
                         continue;
                 }
+                if (first) {
+                        emit_event(d, INFO_NOTE, 5, "CPU %d came online: traced from now on", pc->cpu);
+                        continue;
+                }
+                format_clock(pc->stopped_at, when, sizeof(when));
                 emit_event(d, INFO_NOTE, 5, "CPU %d is traced again: its calls from %s until now (%.3f s) were not",
                            pc->cpu, when, (double) (pc->live_since - pc->stopped_at) / 1e9);
         }
@@ -431,7 +452,7 @@ static int run(struct daemon *d) {
         epoll_ctl(ep, EPOLL_CTL_ADD, holdback, &ev);
         for (size_t i = 0; i < d->perf.n_cpus; i++) {
                 ev.data.u64 = i;
-                if (epoll_ctl(ep, EPOLL_CTL_ADD, d->perf.cpus[i].owner_fd, &ev) < 0) {
+                if (d->perf.cpus[i].owner_fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, d->perf.cpus[i].owner_fd, &ev) < 0) {
                         log_error("epoll_ctl: %m");
                         return EXIT_RUNTIME;
                 }
@@ -491,7 +512,7 @@ static int run(struct daemon *d) {
                         last_status = now_ns();
                 }
                 if (now_ns() - last_cpu_check >= CPU_CHECK_INTERVAL_NS) {
-                        check_cpus(d);
+                        check_cpus(d, ep);
                         last_cpu_check = now_ns();
                 }
                 /* Come back for what was too recent to order, without waiting for the tick; but not again after
@@ -545,7 +566,13 @@ static void format_started(struct daemon *d, char *buf, size_t size) {
         struct tm tm;
         strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime_r(&t, &tm));
         format_watch(d->config, watching, sizeof(watching));
-        snprintf(buf, size, "tracking aio starts at %s: %zu CPUs, %s, watching %s", when, d->perf.n_cpus,
+        size_t online = 0;
+        for (size_t i = 0; i < d->perf.n_cpus; i++)
+                online += d->perf.cpus[i].owner_fd >= 0;
+        char offline[64] = "";
+        if (online < d->perf.n_cpus)
+                snprintf(offline, sizeof(offline), " (and %zu offline, traced once online)", d->perf.n_cpus - online);
+        snprintf(buf, size, "tracking aio starts at %s: %zu CPUs%s, %s, watching %s", when, online, offline,
                  d->capture ? "memory captured in the kernel during each call"
                             : "memory read after each call (process_vm_readv)",
                  watching);
@@ -758,10 +785,17 @@ int main(int argc, char **argv) {
         /* AIOTRACED_CPUS: trace only these CPUs, for tests of other CPU counts; a process running elsewhere is
          * not seen */
         const char *only = getenv("AIOTRACED_CPUS");
-        r = online_cpus(only, &cpus, &n_cpus);
+        r = sysfs_cpus("online", only, &cpus, &n_cpus);
         if (r < 0) {
                 log_error("cannot read the online CPUs%s%s: %s", only ? " of AIOTRACED_CPUS=" : "", only ? only : "",
                           r == -ENOENT ? "none of them is online" : strerror(-r));
+                goto out;
+        }
+        /* every CPU there can be: one offline now is traced once it comes online */
+        free(TAKE_PTR(cpus));
+        r = sysfs_cpus("possible", only, &cpus, &n_cpus);
+        if (r < 0) {
+                log_error("cannot read the possible CPUs: %s", strerror(-r));
                 goto out;
         }
         r = perf_session_open(&d.perf, d.events, cpus, n_cpus, d.config->ring_pages, !d.capture, error,

@@ -16,9 +16,10 @@
 #include "cpulist.h"
 #include "util.h"
 
-int online_cpus(const char *only, int **ret, size_t *ret_n) {
+int sysfs_cpus(const char *which, const char *only, int **ret, size_t *ret_n) {
         char buf[4096];
-        int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+        snprintf(buf, sizeof(buf), "/sys/devices/system/cpu/%s", which);
+        int fd = open(buf, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -159,17 +160,63 @@ static void close_set(int *fds, size_t n) {
         free(fds);
 }
 
+/* The ring of CPU index i: its bpf-output event (the owner), mapped and enabled, in place of the absent ring.
+ * -ENODEV: the CPU is offline. */
+static int open_ring(struct perf_session *ps, size_t i, char *error, size_t error_size) {
+        struct perf_cpu *pc = &ps->cpus[i];
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        /* bpf-output: the ring owner is also where the in-kernel capture writes, when it is used */
+        int fd = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
+        if (fd < 0) {
+                if (fd != -ENODEV)
+                        explain_open_error(fd, "software", "bpf-output", pc->cpu, error, error_size);
+                return fd;
+        }
+        /* Writable: the kernel then never overwrites what is unread; it drops and says so (LOST). */
+        size_t map_size = page + ps->ring_bytes;
+        void *map = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+                int r = -errno;
+                snprintf(error, error_size,
+                         "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for kernel.perf_event_mlock_kb?)",
+                         map_size / 1024, pc->cpu);
+                close(fd);
+                return r;
+        }
+        struct ring ring;
+        int r = ring_init(&ring, map, page, ps->ring_bytes, pc->cpu);
+        if (r < 0)
+                snprintf(error, error_size, "ring of CPU %d: %s", pc->cpu, strerror(-r));
+        else if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                r = -errno;
+                snprintf(error, error_size, "enabling the ring of CPU %d: %m", pc->cpu);
+                ring_done(&ring);
+        }
+        if (r < 0) {
+                munmap(map, map_size);
+                close(fd);
+                return r;
+        }
+        ring_done(&ps->rings[i]);
+        ps->rings[i] = ring;
+        pc->owner_fd = pc->live_fd = fd;
+        pc->map = map;
+        pc->map_size = map_size;
+        pc->live_since = monotonic_ns();
+        pc->live_enabled = 0;
+        return 0;
+}
+
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
                       unsigned ring_pages, bool read_at_once, char *error, size_t error_size) {
-        size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        size_t ring_bytes = (size_t) ring_pages * page;
-        int r;
+        size_t ring_bytes = (size_t) ring_pages * (size_t) sysconf(_SC_PAGESIZE);
+        int r = 0;
 
         /* Half full when the kernel captured the calls' memory: fewer wake-ups (under fio, 8 % less of the
          * daemon's CPU than at a quarter), half the ring left to take a late reader.  A quarter when the memory is
          * read after the call: the sooner it is read, the less of it the process has reused. */
         *ps = (struct perf_session) {
-                .n_cpus = n_cpus, .n_events = t->n_events,
+                .n_cpus = n_cpus, .n_events = t->n_events, .ring_bytes = ring_bytes,
                 .wakeup_bytes = (unsigned) (read_at_once ? ring_bytes / 4 : ring_bytes / 2),
         };
         ps->cpus = calloc(n_cpus, sizeof(*ps->cpus));
@@ -182,40 +229,30 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
         for (size_t i = 0; i < n_cpus; i++)
                 ps->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .owner_fd = -1, .live_fd = -1, .map = MAP_FAILED };
 
+        bool any = false;
         for (size_t i = 0; i < n_cpus; i++) {
-                struct perf_cpu *pc = &ps->cpus[i];
-                /* bpf-output: the ring owner is also where the in-kernel capture writes, when it is used */
-                r = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
+                r = ring_init_absent(&ps->rings[i], cpus[i]);
+                if (r >= 0)
+                        r = open_ring(ps, i, error, error_size);
+                if (r == -ENODEV) {
+                        /* offline: its ring is opened when it comes online (perf_session_revive_cpu) */
+                        ps->cpus[i].stopped = true;
+                        r = 0;
+                        continue;
+                }
                 if (r < 0) {
-                        explain_open_error(r, "software", "bpf-output", pc->cpu, error, error_size);
+                        if (r == -ENOMEM)
+                                snprintf(error, error_size, "ring of CPU %d: %s", cpus[i], strerror(-r));
                         goto fail;
                 }
-                pc->owner_fd = r;
-                /* Writable: the kernel then never overwrites what is unread; it drops and says so (LOST). */
-                pc->map_size = page + ring_bytes;
-                pc->map = mmap(NULL, pc->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, pc->owner_fd, 0);
-                if (pc->map == MAP_FAILED) {
-                        r = -errno;
-                        snprintf(error, error_size,
-                                 "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for "
-                                 "kernel.perf_event_mlock_kb?)",
-                                 pc->map_size / 1024, pc->cpu);
-                        goto fail;
-                }
-                r = ring_init(&ps->rings[i], pc->map, page, ring_bytes, pc->cpu);
-                if (r < 0) {
-                        snprintf(error, error_size, "ring of CPU %d: %s", pc->cpu, strerror(-r));
-                        goto fail;
-                }
-                if (ioctl(pc->owner_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-                        r = -errno;
-                        snprintf(error, error_size, "enabling the ring of CPU %d: %m", pc->cpu);
-                        goto fail;
-                }
-                pc->live_fd = pc->owner_fd;
-                pc->live_since = monotonic_ns();
+                if (!any)
+                        ps->carrier_index = i;
+                any = true;
         }
-        return 0;
+        if (any)
+                return 0;
+        r = -ENODEV;
+        snprintf(error, error_size, "none of the CPUs to trace is online");
 fail:
         perf_session_close(ps);
         return r;
@@ -247,8 +284,8 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         const char *f = d->kind == EVENT_FORK        ? filters->fork
                                         : d->kind == EVENT_PROC_EXIT ? filters->process_exit
                                                                      : filters->syscalls;
-                        if (carrier[k] && i > 0)
-                                continue; /* the first CPU's carrier serves them all */
+                        if (carrier[k] && i != ps->carrier_index)
+                                continue; /* one CPU's carrier serves them all */
                         if (!carrier[k] && pc->stopped)
                                 continue; /* opened again once the CPU is back (perf_session_revive_cpu) */
                         r = carrier[k] ? open_carrier((uint64_t) d->tp_id, pc->cpu)
@@ -368,22 +405,32 @@ static int open_cpu_set(struct perf_session *ps, const struct event_table *t, si
 int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t, size_t i, char *error,
                             size_t error_size) {
         struct perf_cpu *pc = &ps->cpus[i];
-        /* A dead event still owns the ring: new events on the CPU write into it through SET_OUTPUT, and the owner's
-         * fd still wakes the loop. */
-        int live = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
-        if (live < 0) {
-                if (live != -ENODEV)
-                        explain_open_error(live, "software", "bpf-output", pc->cpu, error, error_size);
-                return live;
+        int r, live;
+        bool fresh = pc->owner_fd < 0; /* offline since the start: its ring first */
+        if (fresh) {
+                r = open_ring(ps, i, error, error_size);
+                if (r < 0)
+                        return r;
+                live = pc->owner_fd;
+        } else {
+                /* A dead event still owns the ring: new events on the CPU write into it through SET_OUTPUT, and
+                 * the owner's fd still wakes the loop. */
+                live = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
+                if (live < 0) {
+                        if (live != -ENODEV)
+                                explain_open_error(live, "software", "bpf-output", pc->cpu, error, error_size);
+                        return live;
+                }
         }
         _cleanup_(freep) int *fds = malloc(t->n_events * sizeof(int));
         if (!fds) {
-                close(live);
+                if (!fresh)
+                        close(live);
                 return -ENOMEM;
         }
         for (size_t k = 0; k < t->n_events; k++)
                 fds[k] = ps->carrier[k] && pc->fds ? pc->fds[k] : -1;
-        int r = ioctl(live, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0 ? -errno : 0;
+        r = fresh || ioctl(live, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) >= 0 ? 0 : -errno;
         if (r < 0)
                 snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of a new bpf-output on CPU %d: %m", pc->cpu);
         else
@@ -394,7 +441,7 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                         snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
                                  t->events[k].name, pc->cpu);
                 }
-        if (r >= 0 && ioctl(live, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+        if (r >= 0 && !fresh && ioctl(live, PERF_EVENT_IOC_ENABLE, 0) < 0) {
                 r = -errno;
                 snprintf(error, error_size, "enabling a new bpf-output on CPU %d: %m", pc->cpu);
         }
@@ -402,7 +449,8 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                 for (size_t k = 0; k < t->n_events; k++)
                         if (fds[k] >= 0 && !ps->carrier[k])
                                 close(fds[k]);
-                close(live);
+                if (!fresh)
+                        close(live);
                 return r == -ENODEV ? -EIO : r; /* -ENODEV means offline alone */
         }
         /* The dead set's counts stopped with it; they stay in the account. */
@@ -414,11 +462,13 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                 free(pc->fds);
         }
         pc->fds = TAKE_PTR(fds);
-        if (pc->live_fd != pc->owner_fd)
-                close(pc->live_fd);
-        pc->live_fd = live;
-        pc->live_since = monotonic_ns();
-        pc->live_enabled = 0;
+        if (!fresh) {
+                if (pc->live_fd != pc->owner_fd)
+                        close(pc->live_fd);
+                pc->live_fd = live;
+                pc->live_since = monotonic_ns();
+                pc->live_enabled = 0;
+        }
         pc->stopped = false;
         return 0;
 }

@@ -23,7 +23,7 @@ struct perf_cpu {
         uint64_t live_since;   /* CLOCK_MONOTONIC when live_fd was enabled */
         uint64_t live_enabled; /* its enabled time at the last look */
         bool stopped;          /* its events are dead (or were never opened: the CPU was offline) */
-        uint64_t stopped_at;   /* CLOCK_MONOTONIC when they died, as near as the kernel tells */
+        uint64_t stopped_at;   /* CLOCK_MONOTONIC when they died, as near as the kernel tells; 0: never opened */
         bool revive_failed;    /* opening them again failed for another reason than the CPU being offline */
 };
 
@@ -32,16 +32,20 @@ struct perf_session {
         size_t n_cpus;
         size_t n_events;
         struct ring *rings; /* one per CPU, for the engine */
+        size_t ring_bytes;
         unsigned wakeup_bytes; /* of a ring, unread, that wake the reader */
-        bool *carrier; /* per event of the current set: it only holds a BPF program (first CPU alone, counts
+        size_t carrier_index;  /* the CPU whose events carry the programs: the first online at the start */
+        bool *carrier; /* per event of the current set: it only holds a BPF program (carrier_index alone, counts
                         * every hit, writes nothing), and its count is not samples */
         char *filter_text[3]; /* the current set's filters (see perf_filters), to open it again on one CPU */
 };
 
-/* The online CPUs; with `only` (a CPU list), those of them it names (-ENOENT: none). */
-int online_cpus(const char *only, int **ret, size_t *ret_n);
-/* Open and map the rings; no tracepoint is attached yet.  read_at_once: the reader reads the callers' memory
- * itself, after the calls, and wants to be woken early. */
+/* The CPUs sysfs lists as `which` ("online", "possible"); with `only` (a CPU list), those of them it names
+ * (-ENOENT: none). */
+int sysfs_cpus(const char *which, const char *only, int **ret, size_t *ret_n);
+/* Open and map the rings; no tracepoint is attached yet.  A CPU offline now gets an absent ring, stopped, until
+ * perf_session_revive_cpu (-ENODEV: none is online).  read_at_once: the reader reads the callers' memory itself,
+ * after the calls, and wants to be woken early. */
 int perf_session_open(struct perf_session *ps, const struct event_table *t, const int *cpus, size_t n_cpus,
                       unsigned ring_pages, bool read_at_once, char *error, size_t error_size);
 /* The tracepoint filter of each kind of event (NULL: none). */
@@ -53,7 +57,7 @@ struct perf_filters {
 
 /* Open a set of the table's tracepoints on every CPU with these filters and, when prog_fds is given, the BPF
  * program of each event (-1: none), enable it, then retire the previous set.  An event with a program writes
- * through it alone: it is opened once, on the first CPU, without sampling or filter.  On failure the previous
+ * through it alone: it is opened once, on carrier_index, without sampling or filter.  On failure the previous
  * set stays. */
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
                         const int *prog_fds, char *error, size_t error_size);
@@ -61,7 +65,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
  * read of an event on another CPU interrupts that CPU: not for every turn of the loop. */
 int perf_session_check_cpu(struct perf_session *ps, size_t i);
 /* Open the current set again on CPU index i, writing into the same ring (and a new live_fd): -ENODEV while the
- * CPU is offline.  The carriers, on the first CPU, are kept: a program stays on its tracepoint while the event
+ * CPU is offline.  The carriers, on carrier_index, are kept: a program stays on its tracepoint while the event
  * that attached it is open. */
 int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t, size_t i, char *error,
                             size_t error_size);

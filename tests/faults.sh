@@ -197,6 +197,23 @@ if [ -w "$CPU1" ] && [ "$(cat "$CPU1")" = 1 ] && echo 0 >"$CPU1" 2>/dev/null; th
         echo "across the return: $made calls made, $samples records read, $lost lost"
         # a record per call, and one for the process's end
         [ $((samples + lost)) = $((made + 1)) ] || fail "read $samples + lost $lost != $made calls + the process's end"
+        # offline when the daemon starts, online later: traced from then on
+        for cap in bpf remote-read; do
+                C="$T/hp-late-$cap"
+                echo 0 >"$CPU1"
+                write_config "$C.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-faults"; } );' "$CALLS" 'drain_interval_ms = 5;'
+                start_daemon "$C.conf" "$C.out"
+                grep -q '^\[info\] tracking aio starts at .*: 1 CPUs (and 1 offline, traced once online)' "$C.out" ||
+                        fail "$cap: the start does not say CPU 1 is offline"
+                echo 1 >"$CPU1"
+                wait_for "$C.out" '^\[info\] CPU 1 came online: traced from now on'
+                taskset -c 1 "$WORKLOAD" --comm aio-faults --truth "$C.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 200 ||
+                        fail "workload failed"
+                stop_daemon "$C.out"
+                ! grep '^\[lost\]' "$C.out" || fail "$cap: records lost on a CPU that came online"
+                "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$C.out" --truth "$C.truth" --strict ||
+                        fail "$cap: the calls on a CPU that came online after the start differ"
+        done
 else
         echo "SKIP this part: CPU 1 cannot be taken offline here"
 fi
