@@ -383,17 +383,17 @@ static void check_cpus(struct daemon *d, int ep) {
                         continue;
                 bool fresh = pc->owner_fd < 0, first = pc->stopped_at == 0; /* offline since the start */
                 int r = perf_session_revive_cpu(&d->perf, d->events, i, error, sizeof(error));
+                if (fresh && pc->owner_fd >= 0) {
+                        /* its ring is there now, even should its events have failed */
+                        struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+                        if (epoll_ctl(ep, EPOLL_CTL_ADD, pc->owner_fd, &ev) < 0)
+                                emit_event(d, INFO_NOTE, 4, "CPU %d: epoll_ctl: %m; its ring is read at each tick only",
+                                           pc->cpu);
+                }
                 if (r == -ENODEV)
                         continue;
-                if (fresh && pc->owner_fd >= 0) {
-                        struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
-                        if (epoll_ctl(ep, EPOLL_CTL_ADD, pc->owner_fd, &ev) < 0 && r >= 0) {
-                                r = -errno;
-                                snprintf(error, sizeof(error), "epoll_ctl: %m");
-                        }
-                }
-                if (r >= 0 && d->capture)
-                        r = bpf_capture_set_rings(d->capture, &d->perf, error, sizeof(error));
+                if (r >= 0 && d->capture && (r = bpf_capture_set_rings(d->capture, &d->perf, error, sizeof(error))) < 0)
+                        pc->stopped = true; /* the programs cannot write there yet: tried again at the next look */
                 if (r < 0) {
                         if (!pc->revive_failed)
                                 emit_event(d, INFO_NOTE, 3, "CPU %d is online but cannot be traced: %s", pc->cpu,

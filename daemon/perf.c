@@ -451,7 +451,7 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                                 close(fds[k]);
                 if (!fresh)
                         close(live);
-                return r == -ENODEV ? -EIO : r; /* -ENODEV means offline alone */
+                return r; /* -ENODEV: offline again meanwhile */
         }
         /* The dead set's counts stopped with it; they stay in the account. */
         if (pc->fds) {
