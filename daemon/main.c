@@ -77,12 +77,6 @@ static void log_error(const char *fmt, ...) {
         va_end(ap);
 }
 
-static uint64_t now_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
-
 /* A line of the daemon's own: kind gives the journal its MESSAGE_ID, priority its level (syslog's). */
 static void emit_event(struct daemon *d, enum info_kind kind, int priority, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

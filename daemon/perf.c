@@ -54,12 +54,6 @@ int sysfs_cpus(const char *which, const char *only, int **ret, size_t *ret_n) {
         return 0;
 }
 
-static uint64_t monotonic_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
-
 static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_bytes) {
         struct perf_event_attr attr = {
                 .type = type,
@@ -131,7 +125,7 @@ static int live_enabled(const struct perf_cpu *pc, uint64_t *ret) {
 static void mark_stopped(struct perf_cpu *pc) {
         uint64_t enabled = 0;
         pc->stopped = true;
-        pc->stopped_at = live_enabled(pc, &enabled) == 0 ? pc->live_since + enabled : monotonic_ns();
+        pc->stopped_at = live_enabled(pc, &enabled) == 0 ? pc->live_since + enabled : now_ns();
 }
 
 /* The samples a set's events generated: a carrier's count is every hit, not samples, and is left out. */
@@ -202,7 +196,7 @@ static int open_ring(struct perf_session *ps, size_t i, char *error, size_t erro
         pc->owner_fd = pc->live_fd = fd;
         pc->map = map;
         pc->map_size = map_size;
-        pc->live_since = monotonic_ns();
+        pc->live_since = now_ns();
         pc->live_enabled = 0;
         return 0;
 }
@@ -466,7 +460,7 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                 if (pc->live_fd != pc->owner_fd)
                         close(pc->live_fd);
                 pc->live_fd = live;
-                pc->live_since = monotonic_ns();
+                pc->live_since = now_ns();
                 pc->live_enabled = 0;
         }
         pc->stopped = false;

@@ -114,10 +114,8 @@ static int write_drop_report(struct sink_file *f) {
         snprintf(msg, sizeof(msg), "%llu entries could not be written to %s (%s)",
                  (unsigned long long) f->pending_dropped, f->path, errno_name(-f->base.stats.last_error, name));
         outbuf_reset(&f->entry);
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t t = (uint64_t) now.tv_sec * 1000000000ull + (uint64_t) now.tv_nsec;
-        format_entry(f, &f->entry, &(struct entry) { .kind = ENTRY_INFO, .time = t, .message = msg, .priority = 4 });
+        format_entry(f, &f->entry,
+                     &(struct entry) { .kind = ENTRY_INFO, .time = now_ns(), .message = msg, .priority = 4 });
         int r = write_whole(f, f->entry.data, f->entry.len);
         if (r == 0)
                 f->pending_dropped = 0;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -36,6 +37,13 @@ static inline void closep(int *fd) {
                 close(*fd);
                 errno = saved;
         }
+}
+
+/* CLOCK_MONOTONIC in ns: the clock of the rings' samples. */
+static inline uint64_t now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
 /* Takes ownership: returns the value and leaves NULL/-1 behind, for handing a cleanup'd local to a ret_ pointer. */
