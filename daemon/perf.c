@@ -172,7 +172,8 @@ static int open_ring(struct perf_session *ps, size_t i, char *error, size_t erro
         if (map == MAP_FAILED) {
                 int r = -errno;
                 snprintf(error, error_size,
-                         "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for kernel.perf_event_mlock_kb?)",
+                         "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for "
+                         "kernel.perf_event_mlock_kb?)",
                          map_size / 1024, pc->cpu);
                 close(fd);
                 return r;
@@ -252,6 +253,42 @@ fail:
         return r;
 }
 
+/* One CPU's own events of a set, into fds: those without a program (carrier), each sampling into the CPU's ring
+ * with the filter of its kind (filters: syscalls, fork, process_exit, as struct perf_filters).  -ENODEV: the CPU
+ * is offline; what was opened stays in fds. */
+static int open_cpu_set(struct perf_session *ps, const struct event_table *t, size_t i, const bool *carrier,
+                        const char *const filters[3], int *fds, char *error, size_t error_size) {
+        struct perf_cpu *pc = &ps->cpus[i];
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                if (carrier[k])
+                        continue;
+                const char *f = d->kind == EVENT_FORK        ? filters[1]
+                                : d->kind == EVENT_PROC_EXIT ? filters[2]
+                                                             : filters[0];
+                int r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu, ps->wakeup_bytes);
+                if (r < 0) {
+                        if (r != -ENODEV)
+                                explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
+                        return r;
+                }
+                fds[k] = r;
+                if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0) {
+                        r = -errno;
+                        snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of %s:%s on CPU %d: %m", d->system,
+                                 d->name, pc->cpu);
+                        return r;
+                }
+                if (f && ioctl(r, PERF_EVENT_IOC_SET_FILTER, f) < 0) {
+                        r = -errno;
+                        snprintf(error, error_size, "PERF_EVENT_IOC_SET_FILTER on %s:%s: %m (filter: %s)", d->system,
+                                 d->name, f);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
                         const int *prog_fds, char *error, size_t error_size) {
         int **sets = calloc(ps->n_cpus, sizeof(*sets));
@@ -264,6 +301,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
         for (size_t k = 0; k < t->n_events; k++)
                 carrier[k] = prog_fds && prog_fds[k] >= 0;
 
+        const char *const texts[3] = { filters->syscalls, filters->fork, filters->process_exit };
         for (size_t i = 0; i < ps->n_cpus && r >= 0; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
                 sets[i] = malloc(t->n_events * sizeof(int));
@@ -273,52 +311,31 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                 }
                 for (size_t k = 0; k < t->n_events; k++)
                         sets[i][k] = -1;
-                for (size_t k = 0; k < t->n_events; k++) {
-                        const struct event_desc *d = &t->events[k];
-                        const char *f = d->kind == EVENT_FORK        ? filters->fork
-                                        : d->kind == EVENT_PROC_EXIT ? filters->process_exit
-                                                                     : filters->syscalls;
-                        if (carrier[k] && i != ps->carrier_index)
-                                continue; /* one CPU's carrier serves them all */
-                        if (!carrier[k] && pc->stopped)
-                                continue; /* opened again once the CPU is back (perf_session_revive_cpu) */
-                        r = carrier[k] ? open_carrier((uint64_t) d->tp_id, pc->cpu)
-                                       : open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu,
-                                                    ps->wakeup_bytes);
-                        if (r == -ENODEV && !carrier[k]) {
-                                mark_stopped(pc); /* gone offline since the loop last looked */
-                                r = 0;
+                /* one CPU's carriers serve them all */
+                for (size_t k = 0; k < t->n_events && i == ps->carrier_index && r >= 0; k++) {
+                        if (!carrier[k])
                                 continue;
-                        }
+                        const struct event_desc *d = &t->events[k];
+                        r = open_carrier((uint64_t) d->tp_id, pc->cpu);
                         if (r < 0) {
                                 explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
                                 break;
                         }
                         sets[i][k] = r;
-                        if (carrier[k]) {
-                                /* A program belongs to the tracepoint, not to one CPU's event (a second
-                                 * attach is EEXIST): it runs for every hit, on any CPU. */
-                                if (ioctl(r, PERF_EVENT_IOC_SET_BPF, prog_fds[k]) < 0) {
-                                        r = -errno;
-                                        snprintf(error, error_size,
-                                                 "attaching the BPF program to %s:%s on CPU %d: %m", d->system,
-                                                 d->name, pc->cpu);
-                                        break;
-                                }
-                                continue;
-                        }
-                        if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0) {
+                        /* A program belongs to the tracepoint, not to one CPU's event (a second attach is
+                         * EEXIST): it runs for every hit, on any CPU. */
+                        if (ioctl(r, PERF_EVENT_IOC_SET_BPF, prog_fds[k]) < 0) {
                                 r = -errno;
-                                snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of %s:%s on CPU %d: %m",
+                                snprintf(error, error_size, "attaching the BPF program to %s:%s on CPU %d: %m",
                                          d->system, d->name, pc->cpu);
-                                break;
                         }
-                        if (f && ioctl(sets[i][k], PERF_EVENT_IOC_SET_FILTER, f) < 0) {
-                                r = -errno;
-                                snprintf(error, error_size, "PERF_EVENT_IOC_SET_FILTER on %s:%s: %m (filter: %s)",
-                                         d->system, d->name, f);
-                                break;
-                        }
+                }
+                if (r < 0 || pc->stopped)
+                        continue; /* stopped: opened again once the CPU is back (perf_session_revive_cpu) */
+                r = open_cpu_set(ps, t, i, carrier, texts, sets[i], error, error_size);
+                if (r == -ENODEV) {
+                        mark_stopped(pc); /* gone offline since the loop last looked */
+                        r = 0;
                 }
         }
         /* Enable the new set before retiring the old one: no gap.  The engine drops the doubles of the overlap. */
@@ -343,7 +360,6 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
         if (r < 0)
                 return r;
         memcpy(ps->carrier, carrier, t->n_events * sizeof(*carrier));
-        const char *texts[3] = { filters->syscalls, filters->fork, filters->process_exit };
         for (size_t j = 0; j < ELEMENTSOF(texts); j++) {
                 free(ps->filter_text[j]);
                 ps->filter_text[j] = texts[j] ? strdup(texts[j]) : NULL;
@@ -367,33 +383,6 @@ int perf_session_check_cpu(struct perf_session *ps, size_t i) {
         }
         mark_stopped(pc);
         return 1;
-}
-
-/* The set as perf_session_attach opens it, for one CPU: the carriers are not the CPU's own. */
-static int open_cpu_set(struct perf_session *ps, const struct event_table *t, size_t i, int *fds, char *error,
-                        size_t error_size) {
-        struct perf_cpu *pc = &ps->cpus[i];
-        for (size_t k = 0; k < t->n_events; k++) {
-                const struct event_desc *d = &t->events[k];
-                if (ps->carrier[k])
-                        continue;
-                const char *f = d->kind == EVENT_FORK        ? ps->filter_text[1]
-                                : d->kind == EVENT_PROC_EXIT ? ps->filter_text[2]
-                                                             : ps->filter_text[0];
-                int r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu, ps->wakeup_bytes);
-                if (r < 0) {
-                        explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
-                        return r;
-                }
-                fds[k] = r;
-                if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0 ||
-                    (f && ioctl(r, PERF_EVENT_IOC_SET_FILTER, f) < 0)) {
-                        r = -errno;
-                        snprintf(error, error_size, "%s:%s on CPU %d: %m", d->system, d->name, pc->cpu);
-                        return r;
-                }
-        }
-        return 0;
 }
 
 int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t, size_t i, char *error,
@@ -428,7 +417,8 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
         if (r < 0)
                 snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of a new bpf-output on CPU %d: %m", pc->cpu);
         else
-                r = open_cpu_set(ps, t, i, fds, error, error_size);
+                r = open_cpu_set(ps, t, i, ps->carrier, (const char *const *) ps->filter_text, fds, error,
+                                 error_size);
         for (size_t k = 0; k < t->n_events && r >= 0; k++)
                 if (fds[k] >= 0 && !ps->carrier[k] && ioctl(fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                         r = -errno;
