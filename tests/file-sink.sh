@@ -19,7 +19,7 @@ write_config "$T/rot.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'ring_
         "output = { sink = \"file\"; path = \"$T/out/trace.json\"; format = \"json\"; json_message = true;
                    max_size = \"64K\"; keep = 200; };"
 start_daemon_bg "$T/rot.conf"
-sleep 0.5
+wait_for "$T/out/trace.json" "tracking aio starts"
 "$WORKLOAD" --comm aio-file --truth "$T/rot1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
 "$WORKLOAD" --comm aio-file --idiom 2 --rounds 300 --truth "$T/rot2.truth" --dir "$T/w1" || fail "workload failed"
 stop_daemon_bg
@@ -45,7 +45,7 @@ echo "== 2. keep: at most that many rotated files, the oldest go"
 write_config "$T/keep.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' \
         "output = { sink = \"file\"; path = \"$T/out/keep.log\"; max_size = 4096; keep = 2; };"
 start_daemon_bg "$T/keep.conf"
-sleep 0.5
+wait_for "$T/out/keep.log" "tracking aio starts"
 for i in 1 2 3; do "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" || fail "workload failed"; done
 stop_daemon_bg
 ls "$T/out" | grep '^keep.log'
@@ -74,7 +74,7 @@ mount -t tmpfs -o size=256k tmpfs "$T/small"
 write_config "$T/full.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         "output = { sink = \"file\"; path = \"$T/small/trace.log\"; max_size = \"1G\"; };"
 start_daemon_bg "$T/full.conf"
-sleep 0.5
+wait_for "$T/small/trace.log" "tracking aio starts"
 head -c 300k /dev/zero >"$T/small/filler" 2>/dev/null # fills it: the rest does not fit
 for i in 1 2 3; do "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" || fail "workload failed"; done
 rm "$T/small/filler"
@@ -106,7 +106,7 @@ echo "== 6. logrotate moves the file away; SIGUSR1 reopens it"
 write_config "$T/usr1.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         "output = { sink = \"file\"; path = \"$T/out/usr1.log\"; };"
 start_daemon_bg "$T/usr1.conf"
-sleep 0.5
+wait_for "$T/out/usr1.log" "tracking aio starts"
 "$WORKLOAD" --comm aio-file --truth "$T/u1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
 sleep 0.1
 mv "$T/out/usr1.log" "$T/out/usr1.log.old"
