@@ -296,10 +296,12 @@ static void log_usage(const struct daemon *d) {
 
 static void usage(FILE *f) {
         fprintf(f,
-                "Usage: aiotraced [-c FILE] [-f|--foreground] [--check-config] [--dump FILE] [--version] [--help]\n"
+                "Usage: aiotraced [-c FILE] [--stdout] [-f] [--check-config] [--dump FILE] [--version] [--help]\n"
                 "Trace the Linux native AIO system calls of the processes the config selects.\n\n"
                 "  -c, --config FILE   configuration (default " CONFIG_DEFAULT_PATH ")\n"
-                "  -f, --foreground    text to standard output, whatever the config's output.sink\n"
+                "      --stdout        write to standard output, in the config's output.format, whatever its\n"
+                "                      output.sink\n"
+                "  -f, --foreground    stay in the foreground (aiotraced never forks: accepted for scripts)\n"
                 "      --dump FILE     also write every record read from the rings to FILE (tests/bench-replay)\n"
                 "      --check-config  validate the configuration and exit\n"
                 "      --version       print the version and exit\n"
@@ -673,6 +675,7 @@ int main(int argc, char **argv) {
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "foreground", no_argument, NULL, 'f' },
+                { "stdout", no_argument, NULL, 'S' },
                 { "check-config", no_argument, NULL, 'C' },
                 { "dump", required_argument, NULL, 'D' },
                 { "version", no_argument, NULL, 'V' },
@@ -684,7 +687,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
         struct daemon d = { .config_path = CONFIG_DEFAULT_PATH };
-        bool check_only = false, foreground = false;
+        bool check_only = false, foreground = false, to_stdout = false;
         const char *dump_path = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "c:f", options, NULL)) != -1)
@@ -694,6 +697,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'f':
                         foreground = true;
+                        break;
+                case 'S':
+                        to_stdout = true;
                         break;
                 case 'D':
                         dump_path = optarg;
@@ -817,9 +823,13 @@ int main(int argc, char **argv) {
                 goto out;
         }
         /* Under systemd the journal, unless the config says otherwise; in a terminal, standard output. */
-        bool to_journal = !foreground && (d.config->sink == SINK_JOURNAL ||
-                                          (d.config->sink == SINK_AUTO && getenv("INVOCATION_ID")));
-        bool to_file = !foreground && d.config->sink == SINK_FILE;
+        bool to_journal = !to_stdout && (d.config->sink == SINK_JOURNAL ||
+                                         (d.config->sink == SINK_AUTO && getenv("INVOCATION_ID")));
+        bool to_file = !to_stdout && d.config->sink == SINK_FILE;
+        /* -f used to force standard output: whoever still relies on that hears of it (for one release). */
+        if (foreground && (to_journal || to_file))
+                log_error("note: -f no longer forces standard output (that is --stdout now); writing to the %s, as "
+                          "output.sink says", to_file ? "file" : "journal");
         r = to_journal ? sink_journal_new(d.max_iocbs, (size_t) d.config->queue_kib * 1024, &d.sink)
             : to_file  ? sink_file_new(d.config, d.max_iocbs, &d.sink)
                        : sink_fd_new(STDOUT_FILENO, d.config, d.max_iocbs, &d.sink);

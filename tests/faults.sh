@@ -129,20 +129,20 @@ taskset -c 1 "$WORKLOAD" --comm aio-faults --idiom 2 --rounds 300 --truth "$T/on
 stop_daemon "$T/one.out"
 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/one.out" --truth "$T/one.truth" --strict ||
         fail "on one CPU, the trace differs"
-AIOTRACED_CPUS=4095 "$AIOTRACED" -f -c "$T/one.conf" >/dev/null 2>"$T/none.err" && fail "started on no CPU"
+AIOTRACED_CPUS=4095 "$AIOTRACED" --stdout -c "$T/one.conf" >/dev/null 2>"$T/none.err" && fail "started on no CPU"
 grep -q 'none of them is online' "$T/none.err" || fail "no reason given for no CPU"
 
 echo "== 8. a config anyone could have written is refused, at start and at reload"
 write_config "$T/w.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS"
 chmod 0666 "$T/w.conf"
-"$AIOTRACED" -f -c "$T/w.conf" >/dev/null 2>"$T/w.err"
+"$AIOTRACED" --stdout -c "$T/w.conf" >/dev/null 2>"$T/w.err"
 rc=$?
 cat "$T/w.err"
 [ $rc = 3 ] || fail "a config writable by others: exit $rc, not 3"
 grep -q 'is writable by others (mode 0666): refused' "$T/w.err" || fail "no reason given"
 chmod 0644 "$T/w.conf"
 chown 65534 "$T/w.conf"
-"$AIOTRACED" -f -c "$T/w.conf" >/dev/null 2>"$T/w.err" && fail "started on a config owned by uid 65534"
+"$AIOTRACED" --stdout -c "$T/w.conf" >/dev/null 2>"$T/w.err" && fail "started on a config owned by uid 65534"
 grep -q 'is owned by uid 65534, not root: refused' "$T/w.err" || fail "no reason given for the owner"
 chown 0 "$T/w.conf"
 start_daemon "$T/w.conf" "$T/w.out"

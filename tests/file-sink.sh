@@ -119,10 +119,10 @@ stop_daemon_bg
 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/usr1.log.old" --truth "$T/u1.truth" \
         --unwatched "$T/u2.truth" --strict || fail "the moved file lost calls"
 
-echo "== 7. JSON lines on standard output (-f), without messages (the default): the members alone against the truth"
+echo "== 7. JSON lines on standard output (--stdout), without messages (the default): the members alone against the truth"
 write_config "$T/stdout.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
         'output = { format = "json"; };'
-"$AIOTRACED" -f -c "$T/stdout.conf" >"$T/stdout.json" 2>"$T/daemon.err" &
+"$AIOTRACED" --stdout -c "$T/stdout.conf" >"$T/stdout.json" 2>"$T/daemon.err" &
 DAEMON_PID=$!
 wait_for "$T/stdout.json" '"message":"\[info\] tracking aio starts'
 "$WORKLOAD" --comm aio-file --truth "$T/s.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
@@ -131,5 +131,28 @@ stop_daemon_bg
         fail "JSON on standard output differs from the ground truth"
 ! grep '"kind":"call"' "$T/stdout.json" | grep -q '"message"' || fail "a call carries a message without json_message"
 grep -q '"kind":"call"' "$T/stdout.json" || fail "no call in the JSON lines"
+
+echo "== 8. -f stays in the foreground and keeps the configured file sink; --stdout overrides it"
+write_config "$T/fg.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+        "output = { sink = \"file\"; path = \"$T/out/fg.log\"; };"
+"$AIOTRACED" -f -c "$T/fg.conf" >"$T/fg.stdout" 2>"$T/daemon.err" &
+DAEMON_PID=$!
+wait_for "$T/out/fg.log" '^\[info\] tracking aio starts'
+"$WORKLOAD" --comm aio-file --truth "$T/fg.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+stop_daemon_bg
+[ ! -s "$T/fg.stdout" ] || fail "-f wrote to standard output: $(head -2 "$T/fg.stdout")"
+grep -q '^aiotraced: note: -f no longer forces standard output (that is --stdout now); writing to the file' \
+        "$T/daemon.err" || fail "-f with a file sink does not say what changed"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/fg.log" --truth "$T/fg.truth" --strict ||
+        fail "with -f, the file does not hold the calls"
+rm -f "$T/out/fg.log"
+"$AIOTRACED" --stdout -c "$T/fg.conf" >"$T/fg.stdout" 2>"$T/daemon.err" &
+DAEMON_PID=$!
+wait_for "$T/fg.stdout" '^\[info\] tracking aio starts'
+"$WORKLOAD" --comm aio-file --truth "$T/fg2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+stop_daemon_bg
+[ ! -e "$T/out/fg.log" ] || fail "--stdout wrote to the configured file"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/fg.stdout" --truth "$T/fg2.truth" --strict ||
+        fail "with --stdout, standard output does not hold the calls"
 
 echo PASS

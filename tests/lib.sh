@@ -37,7 +37,7 @@ need_tracing() {
 # start_daemon CONFIG OUT: runs aiotraced in the foreground, waits until its events are enabled.
 # AIOTRACED_WRAP: a command to run it under (setpriv, ...).
 start_daemon() {
-        ${AIOTRACED_WRAP:-} "$AIOTRACED" -f -c "$1" ${AIOTRACED_ARGS:-} >"$2" 2>"$2.err" &
+        ${AIOTRACED_WRAP:-} "$AIOTRACED" --stdout -c "$1" ${AIOTRACED_ARGS:-} >"$2" 2>"$2.err" &
         DAEMON_PID=$!
         for _ in $(seq "${START_TRIES:-500}"); do
                 grep -q "${START_PATTERN:-^\[info\] tracking aio starts}" "$2" 2>/dev/null && return 0

@@ -162,7 +162,7 @@ if ! setpriv --bounding-set -bpf,-sys_admin true 2>/dev/null; then
         echo "setpriv cannot drop CAP_BPF here: part skipped"
 else
         write_config "$T/nobpf.conf" "$CALLS" 'capture = "bpf";' 'watch = ( { comm = "aio-workload"; } );'
-        setpriv --bounding-set -bpf,-sys_admin "$AIOTRACED" -f -c "$T/nobpf.conf" >"$T/nobpf.out" 2>"$T/nobpf.err"
+        setpriv --bounding-set -bpf,-sys_admin "$AIOTRACED" --stdout -c "$T/nobpf.conf" >"$T/nobpf.out" 2>"$T/nobpf.err"
         rc=$?
         cat "$T/nobpf.err"
         [ $rc = 4 ] || fail "capture = \"bpf\" without CAP_BPF exited with $rc, not 4"
