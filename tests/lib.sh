@@ -106,3 +106,61 @@ write_config() { # FILE, then config lines
         shift
         printf '%s\n' "$@" >"$f"
 }
+
+# container_boot ROOT: systemd as PID 1 in a container (systemd-nspawn over a volatile overlay of ROOT, which
+# stays as it was), allowed to trace; sets C, the command prefix that runs a command inside, and L, its init's
+# pid.  container_stop powers it off.  "/" boots this machine's own root (through a bind mount: nspawn refuses
+# -D / itself).
+container_boot() {
+        local root=$1 bind=
+        CT_NAME=aiot$$
+        CT_CG=
+        for h in systemd unified; do # a cgroup of its own, removed afterwards
+                if [ -d "/sys/fs/cgroup/$h" ]; then
+                        mkdir -p "/sys/fs/cgroup/$h/$CT_NAME"
+                        echo $$ >"/sys/fs/cgroup/$h/$CT_NAME/cgroup.procs"
+                        CT_CG="$CT_CG /sys/fs/cgroup/$h/$CT_NAME"
+                fi
+        done
+        if [ "$root" = / ]; then
+                CT_ROOT=/var/tmp/aiotraced-root.$$
+                mkdir -p "$CT_ROOT"
+                bind=yes
+        else
+                CT_ROOT=$root
+        fi
+        # /run here is not a tmpfs: nspawn's --volatile would take it for a disk it must not touch
+        unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && { [ -z "$2" ] || mount --bind / "$0"; } &&
+                exec systemd-nspawn -q -D "$0" -M "$1" --volatile=overlay --register=no --keep-unit --console=passive \
+                        --system-call-filter="perf_event_open bpf" --capability=CAP_PERFMON,CAP_BPF \
+                        --bind-ro=/sys/kernel/tracing -b systemd.mask=postgresql.service' "$CT_ROOT" "$CT_NAME" "$bind" \
+                >"$T/nspawn.log" 2>&1 &
+        CT_NSPAWN=$!
+        trap container_stop EXIT
+        L=
+        for _ in $(seq 400); do
+                L=$(pgrep -P "$CT_NSPAWN" -x systemd | head -1)
+                [ -n "$L" ] && break
+                sleep 0.05
+        done
+        [ -n "$L" ] || { cat "$T/nspawn.log"; fail "the container's systemd did not start"; }
+        C="nsenter -t $L -a"
+        for _ in $(seq 400); do
+                $C systemctl is-system-running --wait 2>/dev/null | grep -qE 'running|degraded' && return 0
+                sleep 0.05
+        done
+        fail "the container's systemd did not finish booting"
+}
+
+container_stop() {
+        [ -n "${L:-}" ] && nsenter -t "$L" -a systemctl poweroff --no-block >/dev/null 2>&1
+        L=
+        for _ in $(seq 100); do kill -0 "$CT_NSPAWN" 2>/dev/null || break; sleep 0.05; done
+        kill -9 "$CT_NSPAWN" 2>/dev/null
+        wait "$CT_NSPAWN" 2>/dev/null
+        echo $$ >/sys/fs/cgroup/systemd/cgroup.procs 2>/dev/null
+        echo $$ >/sys/fs/cgroup/unified/cgroup.procs 2>/dev/null
+        for c in $CT_CG; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+        [ "$CT_ROOT" = /var/tmp/aiotraced-root.$$ ] && rmdir "$CT_ROOT" 2>/dev/null
+        cleanup
+}

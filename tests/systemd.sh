@@ -39,47 +39,7 @@ for id in $(sed -n 's/^#define MESSAGE_ID_[A-Z]* "\([0-9a-f]*\)"$/\1/p' "$top_sr
 done
 
 echo "== boot systemd in a container"
-M=aiot$$
-CG=
-for h in systemd unified; do
-        if [ -d "/sys/fs/cgroup/$h" ]; then
-                mkdir -p "/sys/fs/cgroup/$h/$M"
-                echo $$ >"/sys/fs/cgroup/$h/$M/cgroup.procs"
-                CG="$CG /sys/fs/cgroup/$h/$M"
-        fi
-done
-ROOT=/var/tmp/aiotraced-root.$$
-mkdir -p "$ROOT"
-unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && mount --bind / "$0" &&
-        exec systemd-nspawn -q -D "$0" -M "$1" --volatile=overlay --register=no --keep-unit --console=passive \
-                --system-call-filter="perf_event_open bpf" --capability=CAP_PERFMON,CAP_BPF \
-                --bind-ro=/sys/kernel/tracing -b systemd.mask=postgresql.service' "$ROOT" "$M" \
-        >"$T/nspawn.log" 2>&1 &
-NSPAWN=$!
-container_cleanup() {
-        [ -n "${L:-}" ] && nsenter -t "$L" -a systemctl poweroff --no-block >/dev/null 2>&1
-        for _ in $(seq 100); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.05; done
-        kill -9 "$NSPAWN" 2>/dev/null
-        wait "$NSPAWN" 2>/dev/null
-        echo $$ >/sys/fs/cgroup/systemd/cgroup.procs 2>/dev/null
-        echo $$ >/sys/fs/cgroup/unified/cgroup.procs 2>/dev/null
-        for c in $CG; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
-        rmdir "$ROOT" 2>/dev/null
-        cleanup
-}
-trap container_cleanup EXIT
-L=
-for _ in $(seq 200); do
-        L=$(pgrep -P "$NSPAWN" -x systemd | head -1)
-        [ -n "$L" ] && break
-        sleep 0.05
-done
-[ -n "$L" ] || { cat "$T/nspawn.log"; fail "the container's systemd did not start"; }
-C="nsenter -t $L -a"
-for _ in $(seq 200); do
-        $C systemctl is-system-running --wait 2>/dev/null | grep -qE 'running|degraded' && break
-        sleep 0.05
-done
+container_boot /
 
 $C mkdir -p /etc/aiotraced /usr/local/sbin /usr/local/bin /var/tmp/w
 $C sh -c 'cat >/usr/local/sbin/aiotraced && chmod 755 /usr/local/sbin/aiotraced' <"$AIOTRACED"
