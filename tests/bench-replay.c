@@ -2,7 +2,8 @@
 /* How fast the daemon's own work goes, without the kernel and without root: records recorded once by
  * `aiotraced --dump FILE` are replayed through the engine (merge, decode, capture, requests, summaries) and one
  * output format at a time, on one core, as fast as they go.  CPU time of the replay only (not the loading).
- *   bench-replay DUMP [SECONDS_PER_FORMAT]      (top_srcdir in the environment: the formats of tests/fixtures;
+ *   bench-replay DUMP [SECONDS_PER_FORMAT]      (0 seconds: the dump once through, for REPLAY_OUTPUT;
+ *                                               top_srcdir in the environment: the formats of tests/fixtures;
  *                                               REPLAY_FORMAT=json, text, ...: that format alone;
  *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds
  *                                               (the timing then includes writing it);
@@ -10,6 +11,7 @@
  *                                               so that requests carry their paths as they did live)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,12 +133,14 @@ static int load_dump(const char *path, const struct event_table *t, uint8_t **re
 }
 
 /* The next records of the dump that fit in the ring, at its start; past the dump's end it begins again, later in
- * time by span.  Returns how many records. */
+ * time by span (span 0: it stops there).  Returns how many records. */
 static size_t fill(struct fake_ring *f, const uint8_t *dump, size_t len, size_t *pos, uint64_t *shift,
                    uint64_t span) {
         uint8_t *data = f->base + FAKE_PAGE;
         size_t at = 0, records = 0;
         for (;;) {
+                if (*pos >= len && span == 0)
+                        break;
                 if (*pos >= len) {
                         *pos = 0;
                         *shift += span;
@@ -192,7 +196,8 @@ int main(int argc, char **argv) {
                 }
                 off += h->size;
         }
-        uint64_t span = last - first + 1000000;
+        bool once = seconds <= 0;
+        uint64_t span = once ? 0 : last - first + 1000000;
         printf("bench-replay: %s: %zu records (%.1f MiB), replayed for %.1f s of CPU per format\n", argv[1],
                n_records, (double) len / (1 << 20), seconds);
 
@@ -223,7 +228,7 @@ int main(int argc, char **argv) {
                 entries = 0;
                 if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0 || engine_init(&e, &ring, 1, t, &opt, &cb) < 0)
                         return 1;
-                while (used < seconds) {
+                while (once ? pos < len : used < seconds) {
                         ring_done(&ring);
                         size_t n = fill(&f, dump, len, &pos, &shift, span);
                         if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0)
