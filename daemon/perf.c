@@ -13,46 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpulist.h"
 #include "util.h"
-
-int sysfs_cpus(const char *which, const char *only, int **ret, size_t *ret_n) {
-        char buf[4096];
-        snprintf(buf, sizeof(buf), "/sys/devices/system/cpu/%s", which);
-        int fd = open(buf, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return n < 0 ? -errno : -EIO;
-        buf[n] = 0;
-        _cleanup_(freep) int *online = NULL, *wanted = NULL;
-        size_t n_online, n_wanted;
-        int r = cpu_list_parse(buf, &online, &n_online);
-        if (r < 0 || !only) {
-                if (r >= 0) {
-                        *ret = TAKE_PTR(online);
-                        *ret_n = n_online;
-                }
-                return r;
-        }
-        r = cpu_list_parse(only, &wanted, &n_wanted);
-        if (r < 0)
-                return r;
-        size_t k = 0;
-        for (size_t i = 0; i < n_online; i++)
-                for (size_t j = 0; j < n_wanted; j++)
-                        if (online[i] == wanted[j]) {
-                                online[k++] = online[i];
-                                break;
-                        }
-        if (k == 0)
-                return -ENOENT;
-        *ret = TAKE_PTR(online);
-        *ret_n = k;
-        return 0;
-}
 
 static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_bytes) {
         struct perf_event_attr attr = {
@@ -124,7 +85,7 @@ static int live_enabled(const struct perf_cpu *pc, uint64_t *ret) {
 /* A dead event's enabled time stopped when it died. */
 static void mark_stopped(struct perf_cpu *pc) {
         uint64_t enabled = 0;
-        pc->stopped = true;
+        pc->state = CPU_DEAD;
         pc->stopped_at = live_enabled(pc, &enabled) == 0 ? pc->live_since + enabled : now_ns();
 }
 
@@ -231,7 +192,7 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                         r = open_ring(ps, i, error, error_size);
                 if (r == -ENODEV) {
                         /* offline: its ring is opened when it comes online (perf_session_revive_cpu) */
-                        ps->cpus[i].stopped = true;
+                        ps->cpus[i].state = CPU_OFFLINE;
                         r = 0;
                         continue;
                 }
@@ -330,8 +291,8 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                                          d->system, d->name, pc->cpu);
                         }
                 }
-                if (r < 0 || pc->stopped)
-                        continue; /* stopped: opened again once the CPU is back (perf_session_revive_cpu) */
+                if (r < 0 || pc->state != CPU_TRACED)
+                        continue; /* opened again once the CPU is back (perf_session_revive_cpu) */
                 r = open_cpu_set(ps, t, i, carrier, texts, sets[i], error, error_size);
                 if (r == -ENODEV) {
                         mark_stopped(pc); /* gone offline since the loop last looked */
@@ -371,7 +332,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
 
 int perf_session_check_cpu(struct perf_session *ps, size_t i) {
         struct perf_cpu *pc = &ps->cpus[i];
-        if (pc->stopped)
+        if (pc->state != CPU_TRACED)
                 return 1;
         uint64_t enabled = 0;
         int r = live_enabled(pc, &enabled);
@@ -453,7 +414,7 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                 pc->live_since = now_ns();
                 pc->live_enabled = 0;
         }
-        pc->stopped = false;
+        pc->state = CPU_TRACED;
         return 0;
 }
 

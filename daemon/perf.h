@@ -8,6 +8,13 @@
 #include "events.h"
 #include "ring.h"
 
+enum cpu_state {
+        CPU_TRACED,        /* its events are open and alive */
+        CPU_OFFLINE,       /* offline since the start: no ring yet, traced once it comes online */
+        CPU_DEAD,          /* its events died when it went offline; opened again once it is back */
+        CPU_REVIVE_FAILED, /* online again, but opening its events failed for another reason (said once) */
+};
+
 /* One CPU: a bpf-output software event owns the ring; the tracepoint events of the current set write into it.  The kernel
  * takes a tracepoint filter only once per event (EEXIST after), so a new filter means a new set of events
  * under the same ring: the ring, and what it holds, outlives any set. */
@@ -19,12 +26,11 @@ struct perf_cpu {
         size_t map_size;
         uint64_t produced; /* samples the kernel generated on this CPU, by the event counts of retired sets */
         /* A CPU taken offline takes its events with it, and they stay dead once it is back; the ring stays. */
+        enum cpu_state state;
         int live_fd;           /* a bpf-output event writing into the ring: the owner, or its stand-in since */
         uint64_t live_since;   /* CLOCK_MONOTONIC when live_fd was enabled */
         uint64_t live_enabled; /* its enabled time at the last look */
-        bool stopped;          /* its events are dead (or were never opened: the CPU was offline) */
-        uint64_t stopped_at;   /* CLOCK_MONOTONIC when they died, as near as the kernel tells; 0: never opened */
-        bool revive_failed;    /* opening them again failed for another reason than the CPU being offline */
+        uint64_t stopped_at;   /* CLOCK_MONOTONIC when its events died, as near as the kernel tells; 0: never opened */
 };
 
 struct perf_session {
@@ -40,9 +46,6 @@ struct perf_session {
         char *filter_text[3]; /* the current set's filters (see perf_filters), to open it again on one CPU */
 };
 
-/* The CPUs sysfs lists as `which` ("online", "possible"); with `only` (a CPU list), those of them it names
- * (-ENOENT: none). */
-int sysfs_cpus(const char *which, const char *only, int **ret, size_t *ret_n);
 /* Open and map the rings; no tracepoint is attached yet.  A CPU offline now gets an absent ring, stopped, until
  * perf_session_revive_cpu (-ENODEV: none is online).  read_at_once: the reader reads the callers' memory itself,
  * after the calls, and wants to be woken early. */

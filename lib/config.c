@@ -75,17 +75,18 @@ const char *comm_pattern_problem(const char *s, bool *ret_is_glob) {
         return NULL;
 }
 
-static int get_uint(const struct parse *p, const config_setting_t *s, unsigned min, unsigned max, bool pow2,
-                    unsigned *ret) {
+static int get_uint(const struct parse *p, const config_setting_t *s, const char *name, uint64_t min, uint64_t max,
+                    bool pow2, uint64_t *ret) {
         int type = config_setting_type(s);
         if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
-                return fail(p, s, "%s must be an integer", config_setting_name(s));
+                return fail(p, s, "%s must be an integer", name);
         long long v = config_setting_get_int64(s);
-        if (v < (long long) min || v > (long long) max)
-                return fail(p, s, "%s = %lld is out of range (%u to %u)", config_setting_name(s), v, min, max);
+        if (v < 0 || (uint64_t) v < min || (uint64_t) v > max)
+                return fail(p, s, "%s = %lld is out of range (%llu to %llu)", name, v, (unsigned long long) min,
+                            (unsigned long long) max);
         if (pow2 && (v & (v - 1)) != 0)
-                return fail(p, s, "%s = %lld must be a power of two", config_setting_name(s), v);
-        *ret = (unsigned) v;
+                return fail(p, s, "%s = %lld must be a power of two", name, v);
+        *ret = (uint64_t) v;
         return 0;
 }
 
@@ -111,8 +112,8 @@ static int parse_watch_entry(const struct parse *p, const config_setting_t *g, s
                         w->kind = glob ? WATCH_COMM_GLOB : WATCH_COMM;
                         snprintf(w->comm, sizeof(w->comm), "%s", v);
                 } else if (strcmp(name, "pid") == 0) {
-                        unsigned pid;
-                        int r = get_uint(p, s, 1, PID_MAX_LIMIT, false, &pid);
+                        uint64_t pid;
+                        int r = get_uint(p, s, "pid", 1, PID_MAX_LIMIT, false, &pid);
                         if (r < 0)
                                 return r;
                         w->kind = WATCH_PID;
@@ -129,6 +130,9 @@ static int parse_watch(const struct parse *p, const config_setting_t *s, struct 
         int type = config_setting_type(s);
         if (type != CONFIG_TYPE_LIST && type != CONFIG_TYPE_ARRAY)
                 return fail(p, s, "watch must be a list: watch = ( { comm = \"name\"; }, { pid = 123; } );");
+        free(c->watch);
+        c->watch = NULL;
+        c->n_watch = 0;
         int n = config_setting_length(s);
         if (n == 0)
                 return 0;
@@ -145,12 +149,12 @@ static int parse_watch(const struct parse *p, const config_setting_t *s, struct 
 }
 
 /* A size: an integer of bytes, or a string with a K, M or G suffix (powers of 1024). */
-static int get_size(const struct parse *p, const config_setting_t *s, uint64_t *ret) {
+static int get_size(const struct parse *p, const config_setting_t *s, const char *name, uint64_t min, uint64_t *ret) {
         uint64_t v;
         if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
                 long long x = config_setting_get_int64(s);
                 if (x <= 0)
-                        return fail(p, s, "%s must be positive", config_setting_name(s));
+                        return fail(p, s, "%s must be positive", name);
                 v = (uint64_t) x;
         } else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
                 const char *str = config_setting_get_string(s);
@@ -161,19 +165,18 @@ static int get_size(const struct parse *p, const config_setting_t *s, uint64_t *
                 if (shift)
                         end++;
                 if (errno || end == str || *end || x == 0 || x > (UINT64_MAX >> shift))
-                        return fail(p, s, "%s = \"%s\" is not a size (a number, then K, M or G)",
-                                    config_setting_name(s), str);
+                        return fail(p, s, "%s = \"%s\" is not a size (a number, then K, M or G)", name, str);
                 v = (uint64_t) x << shift;
         } else
-                return fail(p, s, "%s must be a size: 1048576 or \"1M\"", config_setting_name(s));
-        if (v < 4096)
-                return fail(p, s, "%s must be at least 4096 bytes", config_setting_name(s));
+                return fail(p, s, "%s must be a size: 1048576 or \"1M\"", name);
+        if (v < min)
+                return fail(p, s, "%s must be at least %llu bytes", name, (unsigned long long) min);
         *ret = v;
         return 0;
 }
 
 /* A file mode: an integer, or an octal string ("0640"); never writable by others. */
-static int get_mode(const struct parse *p, const config_setting_t *s, unsigned *ret) {
+static int get_mode(const struct parse *p, const config_setting_t *s, const char *name, unsigned *ret) {
         unsigned long m;
         if (config_setting_type(s) == CONFIG_TYPE_INT)
                 m = (unsigned long) config_setting_get_int(s);
@@ -181,91 +184,39 @@ static int get_mode(const struct parse *p, const config_setting_t *s, unsigned *
                 char *end;
                 m = strtoul(config_setting_get_string(s), &end, 8);
                 if (*end || end == config_setting_get_string(s))
-                        return fail(p, s, "mode must be octal, as \"0640\"");
+                        return fail(p, s, "%s must be octal, as \"0640\"", name);
         } else
-                return fail(p, s, "mode must be octal, as \"0640\"");
+                return fail(p, s, "%s must be octal, as \"0640\"", name);
         if (m > 0777 || (m & 0002))
-                return fail(p, s, "mode %04lo: a trace must not be writable by others", m);
+                return fail(p, s, "%s %04lo: a trace must not be writable by others", name, m);
         *ret = (unsigned) m;
         return 0;
 }
 
-static int parse_output(const struct parse *p, const config_setting_t *g, struct config *c) {
-        if (config_setting_type(g) != CONFIG_TYPE_GROUP)
-                return fail(p, g, "output must be a group: output = { sink = \"stdout\"; format = \"text\"; };");
-        for (int i = 0; i < config_setting_length(g); i++) {
-                const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
-                const char *name = config_setting_name(s);
-                const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
-                if (strcmp(name, "sink") == 0) {
-                        if (!v)
-                                return fail(p, s, "output.sink must be a string");
-                        if (strcmp(v, "stdout") == 0)
-                                c->sink = SINK_STDOUT;
-                        else if (strcmp(v, "journal") == 0)
-                                c->sink = SINK_JOURNAL;
-                        else if (strcmp(v, "file") == 0)
-                                c->sink = SINK_FILE;
-                        else
-                                return fail(p, s, "output.sink \"%s\" is not available in this version "
-                                                  "(known: journal, file, stdout)", v);
-                } else if (strcmp(name, "format") == 0) {
-                        if (!v)
-                                return fail(p, s, "output.format must be a string");
-                        if (strcmp(v, "text") == 0)
-                                c->format = OUTPUT_TEXT;
-                        else if (strcmp(v, "json") == 0)
-                                c->format = OUTPUT_JSON;
-                        else
-                                return fail(p, s, "output.format \"%s\" is not available (known: text, json)", v);
-                } else if (strcmp(name, "json_message") == 0) {
-                        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-                                return fail(p, s, "output.json_message must be true or false");
-                        c->json_message = config_setting_get_bool(s);
-                } else if (strcmp(name, "path") == 0) {
-                        if (!v || v[0] != '/' || strlen(v) >= sizeof(c->path))
-                                return fail(p, s, "output.path must be an absolute path (at most %zu bytes)",
-                                            sizeof(c->path) - 1);
-                        snprintf(c->path, sizeof(c->path), "%s", v);
-                } else if (strcmp(name, "max_size") == 0) {
-                        int r = get_size(p, s, &c->max_size);
-                        if (r < 0)
-                                return r;
-                } else if (strcmp(name, "keep") == 0) {
-                        int r = get_uint(p, s, 1, 1000, false, &c->keep);
-                        if (r < 0)
-                                return r;
-                } else if (strcmp(name, "mode") == 0) {
-                        int r = get_mode(p, s, &c->mode);
-                        if (r < 0)
-                                return r;
-                } else if (strcmp(name, "queue_kib") == 0) {
-                        int r = get_uint(p, s, 64, 1u << 20, false, &c->queue_kib);
-                        if (r < 0)
-                                return r;
-                } else
-                        return fail(p, s, "unknown key 'output.%s' (known: sink, format, json_message, path, max_size, "
-                                          "keep, mode, queue_kib)", name);
-        }
-        if (c->sink == SINK_FILE && !c->path[0])
-                return fail(p, g, "output.sink = \"file\" needs output.path");
-        return 0;
+/* "\"a\", \"b\", \"c\"": a key's accepted strings, for its messages. */
+static void list_names(const char *const *names, char *buf, size_t size) {
+        size_t n = 0;
+        buf[0] = 0;
+        for (size_t i = 0; names[i] && n < size; i++)
+                n += (size_t) snprintf(buf + n, size - n, "%s\"%s\"", i ? ", " : "", names[i]);
 }
 
-static int parse_capture(const struct parse *p, const config_setting_t *s, struct config *c) {
-        static const char *const names[] = {
-                [CAPTURE_AUTO] = "auto", [CAPTURE_BPF] = "bpf", [CAPTURE_REMOTE_READ] = "remote-read",
-        };
+static int get_enum(const struct parse *p, const config_setting_t *s, const char *name, const char *const *names,
+                    unsigned *ret) {
         const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
-        for (size_t i = 0; v && i < ELEMENTSOF(names); i++)
+        for (unsigned i = 0; v && names[i]; i++)
                 if (strcmp(v, names[i]) == 0) {
-                        c->capture = (enum capture_mode) i;
+                        *ret = i;
                         return 0;
                 }
-        return fail(p, s, "capture must be one of \"auto\", \"bpf\", \"remote-read\"");
+        char known[256];
+        list_names(names, known, sizeof(known));
+        if (!v)
+                return fail(p, s, "%s must be a string, one of %s", name, known);
+        return fail(p, s, "%s = \"%s\" is not one of %s", name, v, known);
 }
 
-static int parse_records(const struct parse *p, const config_setting_t *s, struct config *c) {
+static int parse_records(const struct parse *p, const config_setting_t *s, unsigned *ret) {
         static const struct {
                 const char *name;
                 unsigned bit;
@@ -273,7 +224,7 @@ static int parse_records(const struct parse *p, const config_setting_t *s, struc
         int type = config_setting_type(s);
         if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
                 return fail(p, s, "records must be a list: records = [ \"syscalls\", \"requests\", \"summary\" ];");
-        c->records = 0;
+        unsigned records = 0;
         for (int i = 0; i < config_setting_length(s); i++) {
                 const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
                 const char *v = config_setting_type(e) == CONFIG_TYPE_STRING ? config_setting_get_string(e) : NULL;
@@ -283,13 +234,233 @@ static int parse_records(const struct parse *p, const config_setting_t *s, struc
                 if (!v || k == ELEMENTSOF(kinds))
                         return fail(p, e, "records: %s%s%s is not one of \"syscalls\", \"requests\", \"summary\"",
                                     v ? "\"" : "", v ? v : "an entry that is not a string", v ? "\"" : "");
-                c->records |= kinds[k].bit;
+                records |= kinds[k].bit;
+        }
+        *ret = records;
+        return 0;
+}
+
+static const char *const capture_names[] = { [CAPTURE_AUTO] = "auto", [CAPTURE_BPF] = "bpf",
+                                             [CAPTURE_REMOTE_READ] = "remote-read", NULL };
+static const char *const sink_names[] = { [SINK_AUTO] = "auto", [SINK_STDOUT] = "stdout", [SINK_JOURNAL] = "journal",
+                                          [SINK_FILE] = "file", NULL };
+static const char *const format_names[] = { [OUTPUT_TEXT] = "text", [OUTPUT_JSON] = "json", NULL };
+
+#define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *) 0)->f)
+
+const struct config_key config_keys[] = {
+        { "watch", KEY_WATCH, FIELD(watch), .reload = RELOAD_LIVE },
+        { "capture", KEY_ENUM, FIELD(capture), .names = capture_names, .reload = RELOAD_RESTART },
+        { "records", KEY_RECORDS, FIELD(records), .reload = RELOAD_LIVE },
+        { "summary_interval", KEY_UINT, FIELD(summary_interval), 1, 86400, .reload = RELOAD_LIVE },
+        { "ring_pages", KEY_UINT, FIELD(ring_pages), 1, RING_PAGES_MAX, .pow2 = true, .reload = RELOAD_RESTART },
+        { "max_iocbs_per_call", KEY_UINT, FIELD(max_iocbs_per_call), 1, MAX_IOCBS_MAX, .reload = RELOAD_RESTART },
+        { "drain_interval_ms", KEY_UINT, FIELD(drain_interval_ms), 1, 60000, .reload = RELOAD_LIVE },
+        { "max_inflight", KEY_UINT, FIELD(max_inflight), 16, 16u << 20, .reload = RELOAD_RESTART },
+        { "max_inflight_per_process", KEY_UINT, FIELD(max_inflight_per_process), 1, 16u << 20,
+          .reload = RELOAD_RESTART },
+        { "output.sink", KEY_ENUM, FIELD(output.sink), .names = sink_names, .reload = RELOAD_OUTPUT },
+        { "output.format", KEY_ENUM, FIELD(output.format), .names = format_names, .reload = RELOAD_OUTPUT },
+        { "output.json_message", KEY_BOOL, FIELD(output.json_message), .reload = RELOAD_OUTPUT },
+        { "output.path", KEY_PATH, FIELD(output.path), .reload = RELOAD_OUTPUT },
+        { "output.max_size", KEY_SIZE, FIELD(output.max_size), 4096, UINT64_MAX, .reload = RELOAD_OUTPUT },
+        { "output.keep", KEY_UINT, FIELD(output.keep), 1, 1000, .reload = RELOAD_OUTPUT },
+        { "output.mode", KEY_MODE, FIELD(output.mode), .reload = RELOAD_OUTPUT },
+        { "output.queue_kib", KEY_UINT, FIELD(output.queue_kib), 64, 1u << 20, .reload = RELOAD_OUTPUT },
+};
+const size_t config_n_keys = ELEMENTSOF(config_keys);
+
+static void store_uint(const struct config_key *k, struct config *c, uint64_t v) {
+        uint8_t *at = (uint8_t *) c + k->offset;
+        if (k->size == sizeof(uint64_t))
+                memcpy(at, &v, sizeof(v));
+        else {
+                unsigned u = (unsigned) v;
+                _Static_assert(sizeof(enum capture_mode) == sizeof(unsigned), "enums are stored as unsigned");
+                memcpy(at, &u, sizeof(u));
+        }
+}
+
+static int parse_key(const struct parse *p, const struct config_key *k, const config_setting_t *s, struct config *c) {
+        uint64_t v = 0;
+        unsigned u = 0;
+        int r;
+        switch (k->type) {
+        case KEY_WATCH:
+                return parse_watch(p, s, c);
+        case KEY_RECORDS:
+                r = parse_records(p, s, &u);
+                v = u;
+                break;
+        case KEY_UINT:
+                r = get_uint(p, s, k->name, k->min, k->max, k->pow2, &v);
+                break;
+        case KEY_SIZE:
+                r = get_size(p, s, k->name, k->min, &v);
+                break;
+        case KEY_BOOL:
+                if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+                        return fail(p, s, "%s must be true or false", k->name);
+                *(bool *) ((uint8_t *) c + k->offset) = config_setting_get_bool(s);
+                return 0;
+        case KEY_ENUM:
+                r = get_enum(p, s, k->name, k->names, &u);
+                v = u;
+                break;
+        case KEY_MODE:
+                r = get_mode(p, s, k->name, &u);
+                v = u;
+                break;
+        case KEY_PATH: {
+                const char *str = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
+                if (!str || str[0] != '/' || strlen(str) >= k->size)
+                        return fail(p, s, "%s must be an absolute path (at most %zu bytes)", k->name, k->size - 1);
+                snprintf((char *) c + k->offset, k->size, "%s", str);
+                return 0;
+        }
+        default:
+                return -EINVAL;
+        }
+        if (r >= 0)
+                store_uint(k, c, v);
+        return r;
+}
+
+/* The keys of a group ("output"), or the top level (group NULL), as "a, b, c". */
+static void list_keys(const char *group, char *buf, size_t size) {
+        size_t n = 0, glen = group ? strlen(group) : 0;
+        const char *last_group = NULL;
+        buf[0] = 0;
+        for (size_t i = 0; i < config_n_keys && n < size; i++) {
+                const char *name = config_keys[i].name, *dot = strchr(name, '.');
+                const char *shown;
+                size_t len;
+                if (group) {
+                        if (!dot || (size_t) (dot - name) != glen || strncmp(name, group, glen) != 0)
+                                continue;
+                        shown = dot + 1;
+                        len = strlen(shown);
+                } else if (dot) {
+                        /* a group, once */
+                        if (last_group && strncmp(last_group, name, (size_t) (dot - name) + 1) == 0)
+                                continue;
+                        last_group = name;
+                        shown = name;
+                        len = (size_t) (dot - name);
+                } else {
+                        shown = name;
+                        len = strlen(name);
+                }
+                n += (size_t) snprintf(buf + n, size - n, "%s%.*s", n ? ", " : "", (int) len, shown);
+        }
+}
+
+static const struct config_key *find_key(const char *group, const char *name) {
+        for (size_t i = 0; i < config_n_keys; i++) {
+                const char *full = config_keys[i].name, *dot = strchr(full, '.');
+                if (group ? dot && strlen(group) == (size_t) (dot - full) && strncmp(full, group, (size_t) (dot - full)) == 0 &&
+                                    strcmp(dot + 1, name) == 0
+                          : !dot && strcmp(full, name) == 0)
+                        return &config_keys[i];
+        }
+        return NULL;
+}
+
+static bool is_group(const char *name) {
+        size_t len = strlen(name);
+        for (size_t i = 0; i < config_n_keys; i++)
+                if (strncmp(config_keys[i].name, name, len) == 0 && config_keys[i].name[len] == '.')
+                        return true;
+        return false;
+}
+
+static int parse_settings(const struct parse *p, const char *group, const config_setting_t *parent, struct config *c) {
+        for (int i = 0; i < config_setting_length(parent); i++) {
+                const config_setting_t *s = config_setting_get_elem(parent, (unsigned) i);
+                const char *name = config_setting_name(s);
+                const struct config_key *k = find_key(group, name);
+                int r;
+                if (k)
+                        r = parse_key(p, k, s, c);
+                else if (!group && is_group(name)) {
+                        if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+                                return fail(p, s, "%s must be a group: %s = { ... };", name, name);
+                        r = parse_settings(p, name, s, c);
+                } else {
+                        char known[512];
+                        list_keys(group, known, sizeof(known));
+                        return group ? fail(p, s, "unknown key '%s.%s' (known: %s)", group, name, known)
+                                     : fail(p, s, "unknown key '%s' (known: %s)", name, known);
+                }
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
 
+bool config_key_equal(const struct config_key *k, const struct config *a, const struct config *b) {
+        const uint8_t *x = (const uint8_t *) a + k->offset, *y = (const uint8_t *) b + k->offset;
+        switch (k->type) {
+        case KEY_WATCH:
+                if (a->n_watch != b->n_watch)
+                        return false;
+                for (size_t i = 0; i < a->n_watch; i++) {
+                        const struct watch *v = &a->watch[i], *w = &b->watch[i];
+                        if (v->kind != w->kind || v->pid != w->pid || strcmp(v->comm, w->comm) != 0)
+                                return false;
+                }
+                return true;
+        case KEY_PATH:
+                return strcmp((const char *) x, (const char *) y) == 0;
+        default:
+                return memcmp(x, y, k->size) == 0;
+        }
+}
+
+void config_key_format(const struct config_key *k, const struct config *c, char *buf, size_t size) {
+        const uint8_t *at = (const uint8_t *) c + k->offset;
+        unsigned u = 0;
+        uint64_t v = 0;
+        if (k->size == sizeof(unsigned))
+                memcpy(&u, at, sizeof(u));
+        else if (k->size == sizeof(uint64_t))
+                memcpy(&v, at, sizeof(v));
+        switch (k->type) {
+        case KEY_WATCH:
+                snprintf(buf, size, "(%zu entries)", c->n_watch);
+                break;
+        case KEY_RECORDS:
+                snprintf(buf, size, "[%s%s%s ]", u & RECORD_SYSCALLS ? " \"syscalls\"" : "",
+                         u & RECORD_REQUESTS ? " \"requests\"" : "", u & RECORD_SUMMARY ? " \"summary\"" : "");
+                break;
+        case KEY_UINT:
+                snprintf(buf, size, "%u", u);
+                break;
+        case KEY_SIZE:
+                snprintf(buf, size, "%llu", (unsigned long long) v);
+                break;
+        case KEY_BOOL:
+                snprintf(buf, size, "%s", *(const bool *) at ? "true" : "false");
+                break;
+        case KEY_ENUM:
+                snprintf(buf, size, "\"%s\"", k->names[u]);
+                break;
+        case KEY_MODE:
+                snprintf(buf, size, "\"%04o\"", u);
+                break;
+        case KEY_PATH:
+                snprintf(buf, size, "\"%s\"", (const char *) at);
+                break;
+        }
+}
+
+void config_key_copy(const struct config_key *k, struct config *to, const struct config *from) {
+        if (k->type != KEY_WATCH)
+                memcpy((uint8_t *) to + k->offset, (const uint8_t *) from + k->offset, k->size);
+}
+
 const char *capture_mode_name(enum capture_mode m) {
-        return m == CAPTURE_BPF ? "bpf" : m == CAPTURE_REMOTE_READ ? "remote-read" : "auto";
+        return m < ELEMENTSOF(capture_names) - 1 ? capture_names[m] : "?";
 }
 
 int config_load(const char *path, struct config **ret, char *error, size_t error_size) {
@@ -306,11 +477,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .max_inflight_per_process = 65536,
                 .records = RECORD_REQUESTS | RECORD_SUMMARY,
                 .summary_interval = 60,
-                .format = OUTPUT_TEXT,
-                .queue_kib = 16384,
-                .max_size = 64ull << 20,
-                .keep = 5,
-                .mode = 0640,
+                .output = { .format = OUTPUT_TEXT, .queue_kib = 16384, .max_size = 64ull << 20, .keep = 5, .mode = 0640 },
         };
 
         FILE *f = fopen(path, "re");
@@ -348,40 +515,10 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                         snprintf(p.error, p.error_size, "%s:%d: %s", file, config_error_line(&cfg),
                                  config_error_text(&cfg));
                 r = -EINVAL;
-                goto out;
-        }
-        const config_setting_t *root = config_root_setting(&cfg);
-        for (int i = 0; r >= 0 && i < config_setting_length(root); i++) {
-                const config_setting_t *s = config_setting_get_elem(root, (unsigned) i);
-                const char *name = config_setting_name(s);
-                if (strcmp(name, "watch") == 0)
-                        r = parse_watch(&p, s, c);
-                else if (strcmp(name, "ring_pages") == 0)
-                        r = get_uint(&p, s, 1, RING_PAGES_MAX, true, &c->ring_pages);
-                else if (strcmp(name, "max_iocbs_per_call") == 0)
-                        r = get_uint(&p, s, 1, MAX_IOCBS_MAX, false, &c->max_iocbs_per_call);
-                else if (strcmp(name, "drain_interval_ms") == 0)
-                        r = get_uint(&p, s, 1, 60000, false, &c->drain_interval_ms);
-                else if (strcmp(name, "max_inflight") == 0)
-                        r = get_uint(&p, s, 16, 16u << 20, false, &c->max_inflight);
-                else if (strcmp(name, "max_inflight_per_process") == 0)
-                        r = get_uint(&p, s, 1, 16u << 20, false, &c->max_inflight_per_process);
-                else if (strcmp(name, "records") == 0)
-                        r = parse_records(&p, s, c);
-                else if (strcmp(name, "summary_interval") == 0)
-                        r = get_uint(&p, s, 1, 86400, false, &c->summary_interval);
-                else if (strcmp(name, "output") == 0)
-                        r = parse_output(&p, s, c);
-                else if (strcmp(name, "capture") == 0)
-                        r = parse_capture(&p, s, c);
-                else
-                        r = fail(&p, s,
-                                 "unknown key '%s' (known: watch, capture, records, summary_interval, ring_pages, "
-                                 "max_iocbs_per_call, drain_interval_ms, max_inflight, max_inflight_per_process, "
-                                 "output)",
-                                 name);
-        }
-out:
+        } else
+                r = parse_settings(&p, NULL, config_root_setting(&cfg), c);
+        if (r >= 0 && c->output.sink == SINK_FILE && !c->output.path[0])
+                r = fail(&p, config_lookup(&cfg, "output"), "output.sink = \"file\" needs output.path");
         config_destroy(&cfg);
         fclose(f);
         if (r < 0)

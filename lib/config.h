@@ -51,10 +51,22 @@ enum {
         RECORD_SUMMARY = 1 << 2,  /* per process, every summary_interval */
 };
 
+/* The output group: what a sink is made from.  Zeroed before it is filled, so two compare with memcmp. */
+struct output_config {
+        enum output_sink sink;
+        enum output_format format;
+        bool json_message; /* JSON: the text layout as "message" on calls, requests and summaries too */
+        unsigned queue_kib; /* the journal sink's queue */
+        char path[4096];    /* the file sink's */
+        uint64_t max_size;
+        unsigned keep;
+        unsigned mode;
+};
+
 struct config {
         struct watch *watch;
-        enum capture_mode capture;
         size_t n_watch; /* 0: every process */
+        enum capture_mode capture;
         unsigned ring_pages;
         unsigned max_iocbs_per_call;
         unsigned drain_interval_ms;
@@ -62,15 +74,49 @@ struct config {
         unsigned max_inflight_per_process;
         unsigned records;          /* RECORD_* */
         unsigned summary_interval; /* seconds */
-        enum output_format format;
-        bool json_message; /* JSON: the text layout as "message" on calls, requests and summaries too */
-        enum output_sink sink;
-        unsigned queue_kib; /* the journal sink's queue */
-        char path[4096];    /* the file sink's */
-        uint64_t max_size;
-        unsigned keep;
-        unsigned mode;
+        struct output_config output;
 };
+
+/* What a reload does with a key whose value changed. */
+enum config_reload {
+        RELOAD_LIVE,    /* applied to the running daemon at once */
+        RELOAD_OUTPUT,  /* applied by opening the output anew */
+        RELOAD_RESTART, /* kept as it was, and said: it takes effect at the next start */
+};
+
+enum config_key_type {
+        KEY_WATCH,   /* the watch list */
+        KEY_RECORDS, /* a list of record kinds */
+        KEY_UINT,    /* an integer within [min, max] (a power of two with pow2) */
+        KEY_SIZE,    /* bytes, or a string with K, M or G, within [min, max] */
+        KEY_BOOL,
+        KEY_ENUM,    /* a string, one of names[] (by value) */
+        KEY_MODE,    /* a file mode, octal, never writable by others */
+        KEY_PATH,    /* an absolute path */
+};
+
+/* One key of the config file: the one place that says how it is read, where it goes, its bounds and what a
+ * reload does with it.  The parser, its "known keys" messages, --check-config, the reload and the test of the
+ * man page all come from the table. */
+struct config_key {
+        const char *name; /* "ring_pages"; "output.path": a key of the output group */
+        enum config_key_type type;
+        size_t offset, size; /* of the value in struct config */
+        uint64_t min, max;
+        bool pow2;
+        const char *const *names; /* KEY_ENUM, NULL-terminated */
+        enum config_reload reload;
+};
+
+extern const struct config_key config_keys[];
+extern const size_t config_n_keys;
+
+/* Whether the key's value is the same in both. */
+bool config_key_equal(const struct config_key *k, const struct config *a, const struct config *b);
+/* The key's value as the config file writes it ("1024", "\"json\"", "\"0640\"", ...). */
+void config_key_format(const struct config_key *k, const struct config *c, char *buf, size_t size);
+/* Give `to` the key's value in `from` (a scalar key: not the watch list). */
+void config_key_copy(const struct config_key *k, struct config *to, const struct config *from);
 
 /* On failure error holds "FILE:LINE: what is wrong" (or "FILE: ..." when no line applies). */
 int config_load(const char *path, struct config **ret, char *error, size_t error_size);

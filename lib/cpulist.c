@@ -2,8 +2,10 @@
 #include "cpulist.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "fileio.h"
 #include "util.h"
 
 #define CPU_MAX 65536 /* beyond any kernel's NR_CPUS: a list past it is not a list of CPUs */
@@ -44,5 +46,36 @@ int cpu_list_parse(const char *s, int **ret, size_t *ret_n) {
                 return -EINVAL;
         *ret = TAKE_PTR(cpus);
         *ret_n = count;
+        return 0;
+}
+
+int sysfs_cpus(const char *sysfs_dir, const char *which, const char *only, int **ret, size_t *ret_n) {
+        char path[4096], buf[4096];
+        snprintf(path, sizeof(path), "%s/%s", sysfs_dir, which);
+        ssize_t n = read_small_file(path, buf, sizeof(buf));
+        if (n <= 0)
+                return n < 0 ? (int) n : -EIO;
+        _cleanup_(freep) int *listed = NULL, *wanted = NULL;
+        size_t n_listed, n_wanted;
+        int r = cpu_list_parse(buf, &listed, &n_listed);
+        if (r < 0)
+                return r;
+        if (only) {
+                r = cpu_list_parse(only, &wanted, &n_wanted);
+                if (r < 0)
+                        return r;
+                size_t k = 0;
+                for (size_t i = 0; i < n_listed; i++)
+                        for (size_t j = 0; j < n_wanted; j++)
+                                if (listed[i] == wanted[j]) {
+                                        listed[k++] = listed[i];
+                                        break;
+                                }
+                if (k == 0)
+                        return -ENOENT;
+                n_listed = k;
+        }
+        *ret = TAKE_PTR(listed);
+        *ret_n = n_listed;
         return 0;
 }

@@ -23,8 +23,9 @@ struct sink_ops {
         int (*flush)(struct sink *s); /* never blocks for long: the rings wait meanwhile */
         int (*finish)(struct sink *s, unsigned timeout_ms); /* at exit: everything out, or counted dropped */
         void (*free)(struct sink *s);
-        int (*reopen)(struct sink *s);               /* optional: a file moved away by logrotate */
-        uint64_t (*rotations)(const struct sink *s); /* optional */
+        int (*reopen)(struct sink *s); /* optional: a file moved away by logrotate */
+        /* optional: what it did, said when it closes ("N entries written to PATH, M rotations") */
+        void (*report)(const struct sink *s, char *buf, size_t size);
 };
 
 static inline int sink_write(struct sink *s, const struct entry *e) {
@@ -39,14 +40,20 @@ static inline int sink_finish(struct sink *s, unsigned timeout_ms) {
 static inline int sink_reopen(struct sink *s) {
         return s->ops->reopen ? s->ops->reopen(s) : 0;
 }
+/* Empty when the sink has nothing to say. */
+static inline void sink_report(const struct sink *s, char *buf, size_t size) {
+        buf[0] = 0;
+        if (s->ops->report)
+                s->ops->report(s, buf, size);
+}
 void sink_free(struct sink *s);
 void sink_freep(struct sink **s);
 
 /* The config's output.format (text or JSON lines) to an open descriptor (stdout in the foreground), buffered and
  * written a batch at a time. */
-int sink_fd_new(int fd, const struct config *c, unsigned max_iocbs_per_call, struct sink **ret);
+int sink_fd_new(int fd, const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret);
 /* One structured journal entry per entry (format_journal.h), sent by a thread of its own from a queue of
  * queue_bytes: a slow journal costs dropped entries, counted and reported, never a stalled ring. */
 int sink_journal_new(unsigned max_iocbs_per_call, size_t queue_bytes, struct sink **ret);
 /* The config's output.path, rotated at output.max_size keeping output.keep files, text or JSON lines. */
-int sink_file_new(const struct config *c, unsigned max_iocbs_per_call, struct sink **ret);
+int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret);

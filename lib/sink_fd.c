@@ -85,13 +85,13 @@ static int fd_finish(struct sink *s, unsigned timeout_ms) {
 
 static const struct sink_ops fd_ops = { .write = fd_write, .flush = fd_flush, .finish = fd_finish, .free = fd_free };
 
-int sink_fd_new(int fd, const struct config *c, unsigned max_iocbs_per_call, struct sink **ret) {
+int sink_fd_new(int fd, const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret) {
         struct sink_fd *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
         *f = (struct sink_fd) {
                 .base.ops = &fd_ops, .fd = fd,
-                .format = { .format = c->format, .json_message = c->json_message,
+                .format = { .format = o->format, .json_message = o->json_message,
                             .max_iocbs_per_call = max_iocbs_per_call, .realtime_offset_ns = json_realtime_offset() },
         };
         if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536)) {

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,26 +201,28 @@ static int file_reopen(struct sink *s) {
         return file_open(f);
 }
 
-static uint64_t file_rotations(const struct sink *s) {
-        return ((const struct sink_file *) s)->rotations;
+static void file_report(const struct sink *s, char *buf, size_t size) {
+        const struct sink_file *f = (const struct sink_file *) s;
+        snprintf(buf, size, "%" PRIu64 " entries written to %s, %" PRIu64 " rotations", s->stats.written, f->path,
+                 f->rotations);
 }
 
 static const struct sink_ops file_ops = {
         .write = file_write, .flush = file_flush, .finish = file_finish, .free = file_free,
-        .reopen = file_reopen, .rotations = file_rotations,
+        .reopen = file_reopen, .report = file_report,
 };
 
-int sink_file_new(const struct config *c, unsigned max_iocbs_per_call, struct sink **ret) {
+int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret) {
         struct sink_file *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
         *f = (struct sink_file) {
-                .base.ops = &file_ops, .max_size = c->max_size, .keep = c->keep, .mode = (mode_t) c->mode,
-                .format = { .format = c->format, .json_message = c->json_message,
+                .base.ops = &file_ops, .max_size = o->max_size, .keep = o->keep, .mode = (mode_t) o->mode,
+                .format = { .format = o->format, .json_message = o->json_message,
                             .max_iocbs_per_call = max_iocbs_per_call, .realtime_offset_ns = json_realtime_offset() },
                 .fd = -1,
         };
-        snprintf(f->path, sizeof(f->path), "%s", c->path);
+        snprintf(f->path, sizeof(f->path), "%s", o->path);
         if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536) || !outbuf_reserve(&f->text, 65536) ||
             !outbuf_reserve(&f->entry, 65536)) {
                 file_destroy(f);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dump.h"
 #include "engine.h"
 #include "format_journal.h"
 #include "format_json.h"
@@ -66,70 +67,6 @@ static double cpu_seconds(void) {
         struct timespec ts;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/* The dump: "AIOTDUMP 1", "event SYSTEM NAME ID" lines, "records", then the records.  Samples get the ids of
- * the fixture formats (same names), so a dump from any kernel replays against them. */
-static int load_dump(const char *path, const struct event_table *t, uint8_t **ret, size_t *ret_len, size_t *ret_n) {
-        FILE *f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        char line[256];
-        int remap[65536];
-        for (size_t i = 0; i < 65536; i++)
-                remap[i] = -1;
-        if (!fgets(line, sizeof(line), f) || strcmp(line, "AIOTDUMP 1\n") != 0) {
-                fclose(f);
-                return -EPROTO;
-        }
-        while (fgets(line, sizeof(line), f) && strcmp(line, "records\n") != 0) {
-                char system[64], name[64];
-                int id;
-                if (sscanf(line, "event %63s %63s %d", system, name, &id) != 3 || id < 0 || id > 65535)
-                        continue;
-                for (size_t i = 0; i < t->n_events; i++)
-                        if (strcmp(t->events[i].name, name) == 0)
-                                remap[id] = t->events[i].tp_id;
-        }
-        size_t cap = 1 << 20, len = 0, n;
-        uint8_t *buf = malloc(cap);
-        while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-                len += n;
-                if (len == cap) {
-                        uint8_t *p = realloc(buf, cap * 2);
-                        if (!p) {
-                                free(buf);
-                                buf = NULL;
-                                break;
-                        }
-                        buf = p;
-                        cap *= 2;
-                }
-        }
-        fclose(f);
-        if (!buf)
-                return -ENOMEM;
-        size_t count = 0;
-        for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
-                struct perf_event_header h;
-                memcpy(&h, buf + off, sizeof(h));
-                if (h.size < sizeof(h) || off + h.size > len)
-                        break;
-                if (h.type == PERF_RECORD_SAMPLE && h.size >= 46) {
-                        uint16_t type;
-                        memcpy(&type, buf + off + 44, 2);
-                        if (remap[type] >= 0) {
-                                type = (uint16_t) remap[type];
-                                memcpy(buf + off + 44, &type, 2);
-                        }
-                }
-                off += h.size;
-                count++;
-                *ret_len = off;
-        }
-        *ret = buf;
-        *ret_n = count;
-        return 0;
 }
 
 /* The next records of the dump that fit in the ring, at its start; past the dump's end it begins again, later in
@@ -181,7 +118,7 @@ int main(int argc, char **argv) {
         }
         uint8_t *dump;
         size_t len = 0, n_records = 0;
-        int r = load_dump(argv[1], t, &dump, &len, &n_records);
+        int r = dump_load(argv[1], t, &dump, &len, &n_records);
         if (r < 0 || len == 0) {
                 fprintf(stderr, "bench-replay: %s: %s\n", argv[1], r < 0 ? strerror(-r) : "no records");
                 return 1;

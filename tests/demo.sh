@@ -10,7 +10,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 log=$(mktemp /tmp/aiotraced-demo.XXXXXX)
 work=$(mktemp -d /tmp/aiotraced-demo.XXXXXX)
-trap 'rm -rf "$log" "$work"' EXIT
+tracer=
+trap '[ -z "$tracer" ] || kill "$tracer" 2>/dev/null; rm -rf "$log" "$work"' EXIT
 
 echo "== installing the build dependencies (apt-get; tests/deps.sh)"
 sh tests/deps.sh >"$log" 2>&1 || { cat "$log"; exit 1; }
@@ -38,4 +39,5 @@ mkdir "$work/files"
 tests/aio-workload --dir "$work/files" --truth /dev/null --linger-ms 300
 kill -INT "$tracer"
 wait "$tracer" || { cat "$work/trace.err"; exit 1; }
+tracer=
 cat "$work/trace" "$work/trace.err"

@@ -155,4 +155,35 @@ stop_daemon_bg
 "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/fg.stdout" --truth "$T/fg2.truth" --strict ||
         fail "with --stdout, standard output does not hold the calls"
 
+echo "== 9. a reload opens the output anew: another path and format take effect, a restart-only key is kept"
+write_config "$T/rl.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+        "output = { sink = \"file\"; path = \"$T/out/rl-a.log\"; };"
+start_daemon_bg "$T/rl.conf"
+wait_for "$T/out/rl-a.log" "tracking aio starts"
+# its last call well before the reload: what a reload drains first is what is older than the merge's margin
+"$WORKLOAD" --comm aio-file --truth "$T/rl1.truth" --dir "$T/w1" --pause-us 1000 --linger-ms 50 || fail "workload failed"
+write_config "$T/rl.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' 'ring_pages = 64;' \
+        "output = { sink = \"file\"; path = \"$T/out/rl-b.json\"; format = \"json\"; };"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/out/rl-b.json" '"message":"\[info\] reloaded '
+"$WORKLOAD" --comm aio-file --truth "$T/rl2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+# a path that cannot be opened: the output stays where it is
+write_config "$T/rl.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' 'ring_pages = 64;' \
+        "output = { sink = \"file\"; path = \"$T/no/such/dir/c.log\"; };"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/out/rl-b.json" '"message":"\[info\] reload: output.path .*/no/such/dir/c.log: No such file or directory; the output stays as it was'
+"$WORKLOAD" --comm aio-file --truth "$T/rl3.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+stop_daemon_bg
+grep -q '^\[info\] reload: ring_pages = 64 takes effect at restart; kept 512$' "$T/out/rl-a.log" ||
+        fail "the restart-only key was not said"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/out/rl-a.log" --truth "$T/rl1.truth" --unwatched "$T/rl2.truth" \
+        --strict || fail "the first output does not hold what came before the reload, alone"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --json "$T/out/rl-b.json" --truth "$T/rl2.truth" --truth "$T/rl3.truth" \
+        --unwatched "$T/rl1.truth" --strict || fail "the output the reload opened does not hold what came after it"
+grep -q "^aiotraced: [0-9]* entries written to $T/out/rl-a.log, 0 rotations$" "$T/daemon.err" ||
+        fail "the first file's count is not said when the reload closes it"
+tail -5 "$T/daemon.err" | grep -q "^aiotraced: [0-9]* entries written to $T/out/rl-b.json, 0 rotations$" ||
+        fail "at exit the count does not name the file written last"
+[ ! -e "$T/no/such/dir/c.log" ] || fail "the path that failed was created"
+
 echo PASS

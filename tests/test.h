@@ -7,12 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
+
 static unsigned test_failures;
+static const char *test_case = "main"; /* the case running: every failure names it */
+
+/* Run one case: its name, then ok or FAIL. */
+#define RUN(fn)                                                                              \
+        do {                                                                                 \
+                unsigned _before = test_failures;                                            \
+                test_case = #fn;                                                             \
+                fn();                                                                        \
+                printf("%s %s\n", test_failures == _before ? "ok  " : "FAIL", #fn);          \
+                test_case = "main";                                                          \
+        } while (0)
 
 #define CHECK(cond)                                                                      \
         do {                                                                             \
                 if (!(cond)) {                                                           \
-                        fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+                        fprintf(stderr, "%s: %s:%d: CHECK failed: %s\n", test_case, __FILE__, __LINE__, #cond); \
                         test_failures++;                                                 \
                 }                                                                        \
         } while (0)
@@ -21,8 +34,8 @@ static unsigned test_failures;
         do {                                                                                            \
                 uint64_t _a = (uint64_t) (a), _b = (uint64_t) (b);                                      \
                 if (_a != _b) {                                                                         \
-                        fprintf(stderr, "%s:%d: %s == %s failed: %" PRIu64 " != %" PRIu64 "\n", __FILE__, \
-                                __LINE__, #a, #b, _a, _b);                                              \
+                        fprintf(stderr, "%s: %s:%d: %s == %s failed: %" PRIu64 " != %" PRIu64 "\n", test_case, \
+                                __FILE__, __LINE__, #a, #b, _a, _b);                                    \
                         test_failures++;                                                                \
                 }                                                                                       \
         } while (0)
@@ -31,8 +44,8 @@ static unsigned test_failures;
         do {                                                                                                  \
                 const char *_a = (a), *_b = (b);                                                              \
                 if (!_a || !_b || strcmp(_a, _b) != 0) {                                                      \
-                        fprintf(stderr, "%s:%d: %s == %s failed:\n  got:  %s\n  want: %s\n", __FILE__, __LINE__, \
-                                #a, #b, _a ? _a : "(null)", _b ? _b : "(null)");                              \
+                        fprintf(stderr, "%s: %s:%d: %s == %s failed:\n  got:  %s\n  want: %s\n", test_case, __FILE__, \
+                                __LINE__, #a, #b, _a ? _a : "(null)", _b ? _b : "(null)");                    \
                         test_failures++;                                                                      \
                 }                                                                                             \
         } while (0)
@@ -41,7 +54,8 @@ static unsigned test_failures;
         do {                                                                                                 \
                 const char *_h = (hay), *_n = (needle);                                                      \
                 if (!_h || !strstr(_h, _n)) {                                                                \
-                        fprintf(stderr, "%s:%d: '%s' does not contain '%s'\n", __FILE__, __LINE__, _h ? _h : "(null)", _n); \
+                        fprintf(stderr, "%s: %s:%d: '%s' does not contain '%s'\n", test_case, __FILE__, __LINE__,   \
+                                _h ? _h : "(null)", _n);                                                     \
                         test_failures++;                                                                     \
                 }                                                                                            \
         } while (0)

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Who is watched without the capture: the threads of watched pids from a /proc tree made here, the fork
+ * decision, and the tracepoint filters built from them, as the kernel takes them. */
+#include "watch.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char dir[] = "/tmp/aiotraced-watch.XXXXXX";
+
+static struct config *load(const char *text) {
+        char path[256], error[512];
+        snprintf(path, sizeof(path), "%s/w.conf", dir);
+        FILE *f = fopen(path, "we");
+        fputs(text, f);
+        fclose(f);
+        struct config *c = NULL;
+        if (config_load(path, &c, error, sizeof(error)) < 0) {
+                fprintf(stderr, "%s: %s\n", test_case, error);
+                test_failures++;
+        }
+        return c;
+}
+
+/* PROC/PID/task/TID for each thread, and PROC/TID/status with its Tgid. */
+static void fake_thread(const char *proc, unsigned pid, unsigned tid) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%u", proc, pid);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/%u/task", proc, pid);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/%u/task/%u", proc, pid, tid);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/%u", proc, tid);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/%u/status", proc, tid);
+        FILE *f = fopen(path, "we");
+        fprintf(f, "Name:\tx\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%u\nNgid:\t0\nPid:\t%u\n", pid, tid);
+        fclose(f);
+}
+
+static void test_filter_text(void) {
+        struct config *c = load("watch = ( { comm = \"tst\"; }, { comm = \"postgres*\"; }, { pid = 42; } );\n");
+        if (!c)
+                return;
+        char *filter = NULL;
+        uint32_t tids[] = { 45, 42, 43, 44, 50, 60, 61 };
+        CHECK_EQ(watch_filter(c, tids, 7, "common_pid", true, &filter), 0);
+        CHECK_STR(filter, "comm == \"tst\" || comm ~ \"postgres*\" || (common_pid >= 42 && common_pid <= 45) || "
+                          "common_pid == 50 || (common_pid >= 60 && common_pid <= 61)");
+        free(filter);
+        CHECK_EQ(watch_filter(c, NULL, 0, "parent_pid", false, &filter), 0);
+        CHECK_STR(filter, "common_pid < 0"); /* the pid is gone: match nothing, not everything */
+        free(filter);
+        uint32_t many[1000];
+        for (unsigned i = 0; i < 1000; i++)
+                many[i] = 100000 + 2 * i; /* no runs to compress */
+        CHECK_EQ(watch_filter(c, many, 1000, "common_pid", true, &filter), -E2BIG);
+        config_free(c);
+
+        /* An empty watch list watches everything: no filter at all. */
+        c = load("");
+        if (!c)
+                return;
+        filter = (char *) 1;
+        CHECK_EQ(watch_filter(c, NULL, 0, "common_pid", true, &filter), 0);
+        CHECK(filter == NULL);
+        config_free(c);
+}
+
+static void test_filters_of_each_event(void) {
+        struct config *c = load("watch = ( { comm = \"a\"; }, { pid = 7; } );\n");
+        if (!c)
+                return;
+        uint32_t tids[] = { 7, 8 };
+        struct watch_threads w = { .tids = tids, .n = 2 };
+        struct watch_filters f;
+        CHECK_EQ(watch_filters_build(c, &w, &f), 0);
+        CHECK_STR(f.syscalls, "comm == \"a\" || (common_pid >= 7 && common_pid <= 8)");
+        CHECK_STR(f.fork, "(parent_pid >= 7 && parent_pid <= 8)");
+        CHECK_STR(f.process_exit, "group_dead == 1 && (comm == \"a\" || (common_pid >= 7 && common_pid <= 8))");
+        watch_filters_done(&f);
+        config_free(c);
+        /* without a pid to watch, the fork event matches nothing; without a list, every exit */
+        c = load("");
+        CHECK_EQ(watch_filters_build(c, &(struct watch_threads) {}, &f), 0);
+        CHECK(f.syscalls == NULL);
+        CHECK_STR(f.fork, "common_pid < 0");
+        CHECK_STR(f.process_exit, "group_dead == 1");
+        watch_filters_done(&f);
+        config_free(c);
+}
+
+static void report_missing(void *userdata, const struct watch *w, int error) {
+        int *missing = userdata;
+        *missing = w->pid;
+        CHECK_EQ(error, -ENOENT);
+}
+
+static void test_threads_and_forks(void) {
+        char proc[300];
+        snprintf(proc, sizeof(proc), "%s/proc", dir);
+        mkdir(proc, 0755);
+        fake_thread(proc, 100, 100);
+        fake_thread(proc, 100, 101);
+        fake_thread(proc, 300, 300);
+        struct config *c = load("watch = ( { pid = 100; }, { pid = 200; } );\n");
+        if (!c)
+                return;
+        struct watch_threads w = { .proc_root = proc };
+        int missing = 0;
+        watch_threads_collect(&w, c, report_missing, &missing);
+        CHECK_EQ(w.n, 2);
+        CHECK_EQ(missing, 200);
+        /* a thread of pid 100 created later joins; pid 300's does not; one already gone does not */
+        fake_thread(proc, 100, 102);
+        fake_thread(proc, 300, 301);
+        CHECK_EQ(watch_threads_fork(&w, c, 102), 1);
+        CHECK_EQ(watch_threads_fork(&w, c, 102), 0); /* already there */
+        CHECK_EQ(watch_threads_fork(&w, c, 301), 0);
+        CHECK_EQ(watch_threads_fork(&w, c, 999), 0);
+        CHECK_EQ(w.n, 3);
+        /* collected again (a reload): what is there now, no more */
+        watch_threads_collect(&w, c, NULL, NULL);
+        CHECK_EQ(w.n, 3);
+        watch_threads_done(&w);
+        config_free(c);
+}
+
+static void test_describe(void) {
+        struct config *c = load("watch = ( { comm = \"fio\"; }, { comm = \"pg*\"; }, { pid = 9; } );\n");
+        char buf[256];
+        if (c)
+                watch_describe(c, buf, sizeof(buf));
+        CHECK_STR(c ? buf : NULL, "comm == \"fio\", comm ~ \"pg*\", pid 9");
+        config_free(c);
+        c = load("");
+        if (c)
+                watch_describe(c, buf, sizeof(buf));
+        CHECK_STR(c ? buf : NULL, "every process");
+        config_free(c);
+}
+
+int main(void) {
+        if (!mkdtemp(dir))
+                return 99;
+        RUN(test_filter_text);
+        RUN(test_filters_of_each_event);
+        RUN(test_threads_and_forks);
+        RUN(test_describe);
+        char cmd[400];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        if (system(cmd) != 0)
+                return 99;
+        return test_result("test-watch");
+}
