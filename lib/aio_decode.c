@@ -44,18 +44,30 @@ void io_event_decode(struct event_info *info, const uint8_t raw[static IO_EVENT_
         info->res2 = ev.res2;
 }
 
+static const struct aio_op aio_ops[AIO_OPCODE_MAX + 1] = {
+        [IOCB_CMD_PREAD] = { WORD("pread"), AIO_OP_READ, false },
+        [IOCB_CMD_PWRITE] = { WORD("pwrite"), AIO_OP_WRITE, false },
+        [IOCB_CMD_FSYNC] = { WORD("fsync"), AIO_OP_NO_DATA, false },
+        [IOCB_CMD_FDSYNC] = { WORD("fdsync"), AIO_OP_NO_DATA, false },
+        [5] = { WORD("poll"), AIO_OP_NO_DATA, false }, /* IOCB_CMD_POLL, 4.18: older headers lack it */
+        [IOCB_CMD_NOOP] = { WORD("noop"), AIO_OP_NO_DATA, false },
+        [IOCB_CMD_PREADV] = { WORD("preadv"), AIO_OP_READ, true },
+        [IOCB_CMD_PWRITEV] = { WORD("pwritev"), AIO_OP_WRITE, true },
+};
+_Static_assert(IOCB_CMD_PWRITEV == AIO_OPCODE_MAX, "the opcode table ends at IOCB_CMD_PWRITEV");
+
+const struct aio_op *aio_op_of(uint16_t opcode) {
+        return opcode <= AIO_OPCODE_MAX && aio_ops[opcode].name.len ? &aio_ops[opcode] : NULL;
+}
+
 bool iocb_is_vectored(const struct iocb_info *info) {
-        return info->opcode == IOCB_CMD_PREADV || info->opcode == IOCB_CMD_PWRITEV;
+        const struct aio_op *op = aio_op_of(info->opcode);
+        return op && op->vectored;
 }
 
 const struct word *iocb_opcode_word(uint16_t opcode) {
-        static const struct word names[] = {
-                [IOCB_CMD_PREAD] = WORD("pread"),   [IOCB_CMD_PWRITE] = WORD("pwrite"),
-                [IOCB_CMD_FSYNC] = WORD("fsync"),   [IOCB_CMD_FDSYNC] = WORD("fdsync"),
-                [5] = WORD("poll") /* IOCB_CMD_POLL, 4.18 */, [IOCB_CMD_NOOP] = WORD("noop"),
-                [IOCB_CMD_PREADV] = WORD("preadv"), [IOCB_CMD_PWRITEV] = WORD("pwritev"),
-        };
-        return opcode < ELEMENTSOF(names) && names[opcode].len ? &names[opcode] : NULL;
+        const struct aio_op *op = aio_op_of(opcode);
+        return op ? &op->name : NULL;
 }
 
 const char *iocb_opcode_name(uint16_t opcode) {

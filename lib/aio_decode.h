@@ -54,6 +54,23 @@ void iocb_decode(struct iocb_info *info, const uint8_t raw[static IOCB_SIZE]);
 void io_event_decode(struct event_info *info, const uint8_t raw[static IO_EVENT_SIZE]);
 bool iocb_is_vectored(const struct iocb_info *info);
 
+/* What an opcode does: the one table of them (names, the direction of its data, iovecs or not). */
+enum aio_op_dir {
+        AIO_OP_NO_DATA,
+        AIO_OP_READ,
+        AIO_OP_WRITE,
+};
+
+struct aio_op {
+        struct word name; /* "pread", ... */
+        enum aio_op_dir dir;
+        bool vectored; /* buf is an iovec array of nbytes entries */
+};
+
+/* The op of an opcode the kernel knows (IOCB_CMD_*); NULL for any other. */
+const struct aio_op *aio_op_of(uint16_t opcode);
+#define AIO_OPCODE_MAX 8 /* IOCB_CMD_PWRITEV: the largest opcode aio_op_of knows */
+
 /* "pread", ...; NULL for an opcode the kernel does not know */
 const char *iocb_opcode_name(uint16_t opcode);
 const struct word *iocb_opcode_word(uint16_t opcode);

@@ -11,41 +11,10 @@
 
 #include "util.h"
 
-static const struct word syscall_names[_AIO_SYSCALL_MAX] = {
-        [AIO_IO_SETUP] = WORD("io_setup"),
-        [AIO_IO_DESTROY] = WORD("io_destroy"),
-        [AIO_IO_SUBMIT] = WORD("io_submit"),
-        [AIO_IO_CANCEL] = WORD("io_cancel"),
-        [AIO_IO_GETEVENTS] = WORD("io_getevents"),
-        [AIO_IO_PGETEVENTS] = WORD("io_pgetevents"),
-};
-static const struct word unknown_syscall = WORD("?");
-
-static const char *const syscall_args[_AIO_SYSCALL_MAX][AIO_ARGS_MAX + 1] = {
-        [AIO_IO_SETUP] = { "nr_events", "ctxp" },
-        [AIO_IO_DESTROY] = { "ctx" },
-        [AIO_IO_SUBMIT] = { "ctx_id", "nr", "iocbpp" },
-        [AIO_IO_CANCEL] = { "ctx_id", "iocb", "result" },
-        [AIO_IO_GETEVENTS] = { "ctx_id", "min_nr", "nr", "events", "timeout" },
-        [AIO_IO_PGETEVENTS] = { "ctx_id", "min_nr", "nr", "events", "timeout", "usig" },
-};
-
 static const char *const exit_args[] = { "ret", NULL };
 static const char *const fork_args[] = { "parent_pid", "child_pid", NULL };
 static const char *const proc_exit_args[] = { "pid", "group_dead", NULL };
 static const char *const proc_exec_args[] = { "pid", "old_pid", NULL };
-
-const char *aio_syscall_name(enum aio_syscall s) {
-        return aio_syscall_word(s)->s;
-}
-
-const struct word *aio_syscall_word(enum aio_syscall s) {
-        return s < _AIO_SYSCALL_MAX ? &syscall_names[s] : &unknown_syscall;
-}
-
-const char *const *aio_syscall_arg_names(enum aio_syscall s) {
-        return syscall_args[s];
-}
 
 static int read_file(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -114,15 +83,20 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
         snprintf(d->system, sizeof(d->system), "%s", system);
         snprintf(d->name, sizeof(d->name), "%s", name);
 
-        const char *const *names = kind == EVENT_SYS_ENTER   ? syscall_args[syscall]
-                                   : kind == EVENT_SYS_EXIT  ? exit_args
+        const struct syscall_desc *sd = syscall_desc(syscall);
+        const char *const *names = kind == EVENT_SYS_EXIT    ? exit_args
                                    : kind == EVENT_FORK      ? fork_args
                                    : kind == EVENT_PROC_EXIT ? proc_exit_args
                                                              : proc_exec_args;
-        for (; names[d->n_args]; d->n_args++) {
-                r = resolve_field(ev, names[d->n_args], false, &d->args[d->n_args]);
+        unsigned n = kind == EVENT_SYS_ENTER ? sd->n_args : 0;
+        if (kind != EVENT_SYS_ENTER)
+                while (names[n])
+                        n++;
+        for (; d->n_args < n; d->n_args++) {
+                const char *field = kind == EVENT_SYS_ENTER ? sd->args[d->n_args].tp_field : names[d->n_args];
+                r = resolve_field(ev, field, false, &d->args[d->n_args]);
                 if (r < 0) {
-                        snprintf(error, error_size, "%s: field '%s' %s", path, names[d->n_args],
+                        snprintf(error, error_size, "%s: field '%s' %s", path, field,
                                  r == -ENOENT ? "is missing" : "has an unexpected size");
                         return r;
                 }
@@ -164,11 +138,11 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
         int r = 0;
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX && r >= 0; s++) {
                 char name[40];
-                snprintf(name, sizeof(name), "sys_enter_%.*s", (int) syscall_names[s].len, syscall_names[s].s);
+                snprintf(name, sizeof(name), "sys_enter_%s", aio_syscall_name(s));
                 r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_ENTER, s, error, error_size);
                 if (r < 0)
                         break;
-                snprintf(name, sizeof(name), "sys_exit_%.*s", (int) syscall_names[s].len, syscall_names[s].s);
+                snprintf(name, sizeof(name), "sys_exit_%s", aio_syscall_name(s));
                 r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
         }
         if (r >= 0) {

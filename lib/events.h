@@ -5,23 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum aio_syscall {
-        AIO_IO_SETUP,
-        AIO_IO_DESTROY,
-        AIO_IO_SUBMIT,
-        AIO_IO_CANCEL,
-        AIO_IO_GETEVENTS,
-        AIO_IO_PGETEVENTS,
-        _AIO_SYSCALL_MAX,
-};
+#include "syscalls.h"
 
-#define AIO_ARGS_MAX 6
-
-const char *aio_syscall_name(enum aio_syscall s);
-struct word;
-const struct word *aio_syscall_word(enum aio_syscall s);
-/* Argument names, as the tracepoint format calls them, in syscall order; NULL-terminated. */
-const char *const *aio_syscall_arg_names(enum aio_syscall s);
 
 enum event_kind {
         EVENT_SYS_ENTER,

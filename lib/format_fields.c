@@ -21,6 +21,28 @@ int request_priority(const struct request *r) {
         return 6;
 }
 
+void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool journal) {
+        const struct syscall_desc *sd = syscall_desc(c->syscall);
+        for (unsigned i = 0; i < sd->n_args; i++) {
+                const struct syscall_arg *a = &sd->args[i];
+                if (journal && !a->in_journal)
+                        continue;
+                if (a->type == ARG_PTR)
+                        w->ptr(w, &a->name, c->args[i]);
+                else if (a->type == ARG_U32)
+                        w->u64(w, &a->name, (uint32_t) c->args[i]);
+                else
+                        w->s64(w, &a->name, (int64_t) c->args[i]);
+        }
+}
+
+bool call_aux_shown(const struct aio_call *c) {
+        const struct syscall_desc *sd = syscall_desc(c->syscall);
+        if (sd->aux == AUX_NONE || !c->enter_seen || !c->args[sd->aux_arg])
+                return false;
+        return sd->aux == AUX_TIMEOUT || c->aux_state != MEM_NOT_READ;
+}
+
 void request_fields(struct field_writer *w, const struct request *r) {
         w->word(w, FIELD_NAME("REQUEST", "request"), request_kind_name(r->kind));
         if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED)

@@ -5,27 +5,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "field_name.h"
 #include "outbuf.h"
 #include "requests.h"
-
-/* A field's name as each structured format writes it, both spelled out at compile time: the journal's
- * AIO_<NAME>= and JSON's ,"<name>": (the same name in lower case).  Each sits in FIELD_NAME_MAX bytes, padded,
- * so that writing one is a copy of a fixed size (no call, no string instruction), then the length. */
-#define FIELD_NAME_MAX 32
-struct field_name {
-        char journal[FIELD_NAME_MAX];
-        char json[FIELD_NAME_MAX];
-        uint8_t journal_len;
-        uint8_t json_len;
-};
-#define FIELD_NAME_INIT(upper, lower)                                                                        \
-        { "AIO_" upper "=", ",\"" lower "\":", sizeof("AIO_" upper "=") - 1, sizeof(",\"" lower "\":") - 1 }
-#define FIELD_NAME(upper, lower)                                                                             \
-        ({                                                                                                   \
-                _Static_assert(sizeof("AIO_" upper "=") < FIELD_NAME_MAX, "field name too long");            \
-                static const struct field_name _field_name = FIELD_NAME_INIT(upper, lower);                  \
-                &_field_name;                                                                                \
-        })
 
 /* Append a name (padded to FIELD_NAME_MAX) in one fixed-size copy. */
 static inline void field_name_put(struct outbuf *b, const char name[static FIELD_NAME_MAX], size_t len) {
@@ -45,6 +27,13 @@ struct field_writer {
         void (*s64)(struct field_writer *w, const struct field_name *name, int64_t v);
         void (*ptr)(struct field_writer *w, const struct field_name *name, uint64_t v); /* an address or flags: hex */
 };
+
+/* A call's arguments, as the syscall table lists them (those the journal carries, with journal set), and what
+ * it read beyond them when call_aux_shown() says so. */
+void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool journal);
+/* Whether a call shows its aux value (or why it could not be read): io_setup's new context once the call made
+ * one, a timeout whenever one was given. */
+bool call_aux_shown(const struct aio_call *c);
 
 void request_fields(struct field_writer *w, const struct request *r);
 void summary_fields(struct field_writer *w, const struct proc_summary *s);

@@ -101,54 +101,6 @@ static bool call_has_doubt(const struct aio_call *c) {
         return false;
 }
 
-static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c) {
-        const char *name = aio_syscall_name(c->syscall);
-        field_u64(b, n, NAME("OBJECT_PID"), c->pid);
-        field_u64(b, n, NAME("AIO_PID"), c->pid);
-        field_u64(b, n, NAME("AIO_TID"), c->tid);
-        field_str(b, n, NAME("AIO_COMM"), c->comm, strnlen(c->comm, sizeof(c->comm)));
-        field_str(b, n, NAME("AIO_SYSCALL"), name, strlen(name));
-        field_s64(b, n, NAME("AIO_RET"), c->ret);
-        if (result_is_errno(c->ret)) {
-                char errname[16];
-                const char *e = errno_name((int) -c->ret, errname);
-                field_str(b, n, NAME("AIO_ERRNO"), e, strlen(e));
-        }
-        if (!c->enter_seen)
-                return;
-        field_u64(b, n, NAME("AIO_DURATION_NSEC"), c->exit_time - c->enter_time);
-        switch (c->syscall) {
-        case AIO_IO_SETUP:
-                field_u64(b, n, NAME("AIO_NR_EVENTS"), c->args[0]);
-                if (c->aux_state == MEM_OK)
-                        field_ptr(b, n, NAME("AIO_CTX"), c->aux[0]);
-                break;
-        case AIO_IO_DESTROY:
-                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
-                break;
-        case AIO_IO_SUBMIT:
-                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
-                field_s64(b, n, NAME("AIO_NR"), (int64_t) c->args[1]);
-                field_ptr(b, n, NAME("AIO_IOCBPP"), c->args[2]);
-                break;
-        case AIO_IO_CANCEL:
-                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
-                field_ptr(b, n, NAME("AIO_IOCB"), c->args[1]);
-                break;
-        case AIO_IO_GETEVENTS:
-        case AIO_IO_PGETEVENTS:
-                field_ptr(b, n, NAME("AIO_CTX"), c->args[0]);
-                field_s64(b, n, NAME("AIO_MIN_NR"), (int64_t) c->args[1]);
-                field_s64(b, n, NAME("AIO_NR"), (int64_t) c->args[2]);
-                field_ptr(b, n, NAME("AIO_EVENTS"), c->args[3]);
-                if (c->args[4] && c->aux_state == MEM_OK)
-                        field_u64(b, n, NAME("AIO_TIMEOUT_NSEC"), c->aux[0] * 1000000000ull + c->aux[1]);
-                break;
-        default:
-                break;
-        }
-}
-
 /* The shared request and summary fields as AIO_<NAME>= fields. */
 struct journal_fields {
         struct field_writer w;
@@ -188,6 +140,40 @@ static void jf_ptr(struct field_writer *w, const struct field_name *name, uint64
         field_end(j->b, at, j->n);
 }
 
+static struct journal_fields journal_fields(struct outbuf *b, unsigned *n) {
+        return (struct journal_fields) {
+                .w = { .str = jf_str, .word = jf_word, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b, .n = n,
+        };
+}
+
+static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c) {
+        const char *name = aio_syscall_name(c->syscall);
+        field_u64(b, n, NAME("OBJECT_PID"), c->pid);
+        field_u64(b, n, NAME("AIO_PID"), c->pid);
+        field_u64(b, n, NAME("AIO_TID"), c->tid);
+        field_str(b, n, NAME("AIO_COMM"), c->comm, strnlen(c->comm, sizeof(c->comm)));
+        field_str(b, n, NAME("AIO_SYSCALL"), name, strlen(name));
+        field_s64(b, n, NAME("AIO_RET"), c->ret);
+        if (result_is_errno(c->ret)) {
+                char errname[16];
+                const char *e = errno_name((int) -c->ret, errname);
+                field_str(b, n, NAME("AIO_ERRNO"), e, strlen(e));
+        }
+        if (!c->enter_seen)
+                return;
+        field_u64(b, n, NAME("AIO_DURATION_NSEC"), c->exit_time - c->enter_time);
+        struct journal_fields jf = journal_fields(b, n);
+        call_arg_fields(&jf.w, c, true);
+        if (call_aux_shown(c) && c->aux_state == MEM_OK) {
+                const struct syscall_desc *sd = syscall_desc(c->syscall);
+                const struct field_name *aux = &syscall_aux_desc(sd->aux)->name;
+                if (sd->aux == AUX_CTX)
+                        jf_ptr(&jf.w, aux, c->aux[0]);
+                else
+                        jf_u64(&jf.w, aux, c->aux[0] * 1000000000ull + c->aux[1]);
+        }
+}
+
 unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_iocbs) {
         unsigned n = 0;
         switch (e->kind) {
@@ -217,9 +203,7 @@ unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_io
                 break;
         case ENTRY_REQUEST:
         case ENTRY_SUMMARY: {
-                struct journal_fields jf = {
-                        .w = { .str = jf_str, .word = jf_word, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b, .n = &n,
-                };
+                struct journal_fields jf = journal_fields(b, &n);
                 bool req = e->kind == ENTRY_REQUEST;
                 common(b, &n, req ? MESSAGE_ID_REQUEST : MESSAGE_ID_SUMMARY, req ? request_priority(e->request) : 6);
                 message(b, &n, e, max_iocbs);

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <linux/aio_abi.h>
+
 #include "aio_decode.h"
 #include "format_fields.h"
 #include "format_journal.h"
@@ -168,11 +170,7 @@ static void put_ts(struct outbuf *b, uint64_t mono, int64_t offset) {
         outbuf_puts(b, ",\"ts\":\"");
         outbuf_put(b, cached, cached_len);
         outbuf_putc(b, '.');
-        char frac[10];
-        uint64_t f = (uint64_t) (ns % 1000000000);
-        for (int i = 8; i >= 0; i--, f /= 10)
-                frac[i] = (char) ('0' + f % 10);
-        outbuf_put(b, frac, 9);
+        outbuf_frac9(b, (uint64_t) (ns % 1000000000));
         outbuf_puts(b, "Z\"");
 }
 
@@ -209,7 +207,7 @@ static void put_iocb(struct outbuf *b, unsigned i, const struct iocb_info *cb) {
                         kv_s64(b, "reqprio", cb->reqprio);
                 if (cb->flags)
                         kv_ptr(b, "flags", cb->flags);
-                if (cb->flags & 1)
+                if (cb->flags & IOCB_FLAG_RESFD)
                         kv_u64(b, "resfd", cb->resfd);
                 if (cb->key)
                         kv_u64(b, "key", cb->key);
@@ -250,80 +248,6 @@ static void put_events(struct outbuf *b, const struct aio_call *c) {
         outbuf_putc(b, ']');
 }
 
-static void call_members(struct outbuf *b, const struct aio_call *c) {
-        kv_word(b, "syscall", aio_syscall_name(c->syscall));
-        kv_u64(b, "pid", c->pid);
-        kv_u64(b, "tid", c->tid);
-        key(b, "comm");
-        json_string(b, c->comm, strnlen(c->comm, sizeof(c->comm)));
-        kv_s64(b, "ret", c->ret);
-        if (result_is_errno(c->ret)) {
-                char name[16];
-                kv_word(b, "errno", errno_name((int) -c->ret, name));
-        }
-        if (!c->enter_seen) {
-                kv_word(b, "enter", "not seen");
-                return;
-        }
-        kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
-        switch (c->syscall) {
-        case AIO_IO_SETUP:
-                kv_u64(b, "nr_events", (uint32_t) c->args[0]);
-                kv_ptr(b, "ctxp", c->args[1]);
-                if (c->aux_state == MEM_OK)
-                        kv_ptr(b, "ctx", c->aux[0]);
-                else
-                        kv_word(b, "ctx_state", mem_state_name(c->aux_state));
-                break;
-        case AIO_IO_DESTROY:
-                kv_ptr(b, "ctx", c->args[0]);
-                break;
-        case AIO_IO_SUBMIT:
-                kv_ptr(b, "ctx", c->args[0]);
-                kv_s64(b, "nr", (int64_t) c->args[1]);
-                kv_ptr(b, "iocbpp", c->args[2]);
-                key(b, "iocbs");
-                outbuf_putc(b, '[');
-                for (unsigned i = 0; i < c->n_items; i++) {
-                        if (i)
-                                outbuf_putc(b, ',');
-                        put_iocb(b, i, &c->iocbs[i]);
-                }
-                outbuf_putc(b, ']');
-                if (c->n_wanted > c->n_items)
-                        kv_u64(b, "not_read", c->n_wanted - c->n_items);
-                break;
-        case AIO_IO_CANCEL:
-                kv_ptr(b, "ctx", c->args[0]);
-                kv_ptr(b, "iocb", c->args[1]);
-                kv_ptr(b, "result_addr", c->args[2]);
-                key(b, "cancelled");
-                put_iocb(b, 0, &c->cancel_iocb);
-                if (c->n_items) /* the result of a cancel done at once */
-                        put_events(b, c);
-                break;
-        case AIO_IO_GETEVENTS:
-        case AIO_IO_PGETEVENTS:
-                kv_ptr(b, "ctx", c->args[0]);
-                kv_s64(b, "min_nr", (int64_t) c->args[1]);
-                kv_s64(b, "nr", (int64_t) c->args[2]);
-                kv_ptr(b, "events_addr", c->args[3]);
-                kv_ptr(b, "timeout_addr", c->args[4]);
-                if (c->syscall == AIO_IO_PGETEVENTS)
-                        kv_ptr(b, "usig_addr", c->args[5]);
-                if (c->args[4] && c->aux_state == MEM_OK)
-                        kv_u64(b, "timeout_nsec", c->aux[0] * 1000000000ull + c->aux[1]);
-                else if (c->args[4])
-                        kv_word(b, "timeout_state", mem_state_name(c->aux_state));
-                put_events(b, c);
-                if (c->n_wanted > c->n_items)
-                        kv_u64(b, "not_read", c->n_wanted - c->n_items);
-                break;
-        default:
-                break;
-        }
-}
-
 /* The shared request and summary fields, as JSON members: the journal's names in lower case. */
 struct json_fields {
         struct field_writer w;
@@ -362,6 +286,63 @@ static void jf_ptr(struct field_writer *w, const struct field_name *name, uint64
 
 static struct json_fields json_fields(struct outbuf *b) {
         return (struct json_fields) { .w = { .str = jf_str, .word = jf_word, .u64 = jf_u64, .s64 = jf_s64, .ptr = jf_ptr }, .b = b };
+}
+
+static void call_members(struct outbuf *b, const struct aio_call *c) {
+        kv_word(b, "syscall", aio_syscall_name(c->syscall));
+        kv_u64(b, "pid", c->pid);
+        kv_u64(b, "tid", c->tid);
+        key(b, "comm");
+        json_string(b, c->comm, strnlen(c->comm, sizeof(c->comm)));
+        kv_s64(b, "ret", c->ret);
+        if (result_is_errno(c->ret)) {
+                char name[16];
+                kv_word(b, "errno", errno_name((int) -c->ret, name));
+        }
+        if (!c->enter_seen) {
+                kv_word(b, "enter", "not seen");
+                return;
+        }
+        kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
+        struct json_fields jf = json_fields(b);
+        call_arg_fields(&jf.w, c, false);
+        if (call_aux_shown(c)) {
+                const struct syscall_aux_desc *aux = syscall_aux_desc(syscall_desc(c->syscall)->aux);
+                if (c->aux_state != MEM_OK)
+                        kv_word(b, aux->json_state, mem_state_name(c->aux_state));
+                else if (syscall_desc(c->syscall)->aux == AUX_CTX)
+                        jf_ptr(&jf.w, &aux->name, c->aux[0]);
+                else
+                        jf_u64(&jf.w, &aux->name, c->aux[0] * 1000000000ull + c->aux[1]);
+        }
+        switch (c->syscall) {
+        case AIO_IO_SUBMIT:
+                key(b, "iocbs");
+                outbuf_putc(b, '[');
+                for (unsigned i = 0; i < c->n_items; i++) {
+                        if (i)
+                                outbuf_putc(b, ',');
+                        put_iocb(b, i, &c->iocbs[i]);
+                }
+                outbuf_putc(b, ']');
+                if (c->n_wanted > c->n_items)
+                        kv_u64(b, "not_read", c->n_wanted - c->n_items);
+                break;
+        case AIO_IO_CANCEL:
+                key(b, "cancelled");
+                put_iocb(b, 0, &c->cancel_iocb);
+                if (c->n_items) /* the result of a cancel done at once */
+                        put_events(b, c);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                put_events(b, c);
+                if (c->n_wanted > c->n_items)
+                        kv_u64(b, "not_read", c->n_wanted - c->n_items);
+                break;
+        default:
+                break;
+        }
 }
 
 static void message(struct outbuf *b, struct outbuf *text, const struct entry *e, unsigned max) {

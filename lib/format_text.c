@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "format_text.h"
 
+#include <linux/aio_abi.h>
+
 #include "aio_decode.h"
 #include "format_fields.h"
 #include "util.h"
@@ -72,7 +74,7 @@ static void put_iocb_extras(struct outbuf *b, const struct iocb_info *cb) {
                         put_state(b, cb->iov_state);
         }
         put_iocb_options(b, cb->rw_flags, cb->reqprio, cb->flags);
-        if (cb->flags & 1 /* IOCB_FLAG_RESFD */) {
+        if (cb->flags & IOCB_FLAG_RESFD) {
                 outbuf_puts(b, ", resfd = ");
                 outbuf_u64(b, cb->resfd);
         }
@@ -174,50 +176,39 @@ static char *span_args(char *d, const struct aio_call *c) {
                 *d++ = '?';
                 return d;
         }
-        const uint64_t *a = c->args;
-        switch (c->syscall) {
-        case AIO_IO_SETUP:
-                d = span_u64(d, (uint32_t) a[0]);
-                d = span_lit(d, ", ");
-                d = span_ptr(d, a[1]);
-                break;
-        case AIO_IO_DESTROY:
-                d = span_ptr(d, a[0]);
-                break;
-        case AIO_IO_SUBMIT:
-                d = span_ptr(d, a[0]);
-                d = span_lit(d, ", ");
-                d = span_s64(d, (int64_t) a[1]);
-                d = span_lit(d, ", ");
-                d = span_ptr(d, a[2]);
-                break;
-        case AIO_IO_CANCEL:
-                d = span_ptr(d, a[0]);
-                d = span_lit(d, ", ");
-                d = span_ptr(d, a[1]);
-                d = span_lit(d, ", ");
-                d = span_ptr(d, a[2]);
-                break;
-        case AIO_IO_GETEVENTS:
-        case AIO_IO_PGETEVENTS:
-                d = span_ptr(d, a[0]);
-                d = span_lit(d, ", ");
-                d = span_s64(d, (int64_t) a[1]);
-                d = span_lit(d, ", ");
-                d = span_s64(d, (int64_t) a[2]);
-                d = span_lit(d, ", ");
-                d = span_ptr(d, a[3]);
-                d = span_lit(d, ", ");
-                d = span_ptr(d, a[4]);
-                if (c->syscall == AIO_IO_PGETEVENTS) {
+        const struct syscall_desc *sd = syscall_desc(c->syscall);
+        for (unsigned i = 0; i < sd->n_args; i++) {
+                if (i)
                         d = span_lit(d, ", ");
-                        d = span_ptr(d, a[5]);
-                }
-                break;
-        default:
-                break;
+                uint64_t v = c->args[i];
+                d = sd->args[i].type == ARG_PTR   ? span_ptr(d, v)
+                    : sd->args[i].type == ARG_U32 ? span_u64(d, (uint32_t) v)
+                                                  : span_s64(d, (int64_t) v);
         }
         return d;
+}
+
+/* What the call read beyond its arguments, on a line of its own: io_setup's new context once it was read, a
+ * timeout when there was one. */
+static void put_aux(struct outbuf *b, const struct aio_call *c) {
+        if (!call_aux_shown(c))
+                return;
+        const struct syscall_desc *sd = syscall_desc(c->syscall);
+        outbuf_puts(b, "    ");
+        outbuf_puts(b, syscall_aux_desc(sd->aux)->label);
+        outbuf_puts(b, " = ");
+        if (c->aux_state != MEM_OK && c->aux_state != MEM_STALE)
+                put_state(b, c->aux_state);
+        else if (sd->aux == AUX_CTX) {
+                outbuf_ptr(b, c->aux[0]);
+                put_stale(b, c->aux_state);
+        } else {
+                outbuf_s64(b, (int64_t) c->aux[0]);
+                outbuf_putc(b, '.');
+                outbuf_frac9(b, c->aux[1]);
+                put_stale(b, c->aux_state);
+        }
+        outbuf_putc(b, '\n');
 }
 
 /* A call's line: comm, pid and tid, the name, the arguments, the result and the time. */
@@ -248,18 +239,8 @@ static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max
                 d = span_lit(d, " (enter not seen)\n");
         outbuf_span_end(b, d, CALL_LINE_ROOM);
 
+        put_aux(b, c);
         switch (c->syscall) {
-        case AIO_IO_SETUP:
-                if (c->aux_state == MEM_NOT_READ)
-                        break;
-                outbuf_puts(b, "    ctx = ");
-                if (c->aux_state == MEM_OK || c->aux_state == MEM_STALE) {
-                        outbuf_ptr(b, c->aux[0]);
-                        put_stale(b, c->aux_state);
-                } else
-                        put_state(b, c->aux_state);
-                outbuf_putc(b, '\n');
-                break;
         case AIO_IO_SUBMIT:
                 for (unsigned i = 0; i < c->n_items; i++)
                         put_iocb_line(b, (int) i, &c->iocbs[i]);
@@ -273,22 +254,6 @@ static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max
                 break;
         case AIO_IO_GETEVENTS:
         case AIO_IO_PGETEVENTS:
-                if (c->enter_seen && c->args[4]) {
-                        outbuf_puts(b, "    timeout = ");
-                        if (c->aux_state == MEM_OK || c->aux_state == MEM_STALE) {
-                                outbuf_s64(b, (int64_t) c->aux[0]);
-                                outbuf_putc(b, '.');
-                                /* nanoseconds, zero-padded to 9 digits */
-                                char ns[10];
-                                uint64_t v = c->aux[1];
-                                for (int k = 8; k >= 0; k--, v /= 10)
-                                        ns[k] = (char) ('0' + v % 10);
-                                outbuf_put(b, ns, 9);
-                                put_stale(b, c->aux_state);
-                        } else
-                                put_state(b, c->aux_state);
-                        outbuf_putc(b, '\n');
-                }
                 for (unsigned i = 0; i < c->n_items; i++)
                         put_event(b, i, &c->events[i]);
                 put_truncated(b, c, "events", max);
@@ -465,11 +430,7 @@ static void format_summary(struct outbuf *b, const struct proc_summary *s) {
         uint64_t ns = s->end - s->start;
         outbuf_u64(b, ns / 1000000000u);
         outbuf_putc(b, '.');
-        char frac[10];
-        uint64_t f = ns % 1000000000u;
-        for (int k = 8; k >= 0; k--, f /= 10)
-                frac[k] = (char) ('0' + f % 10);
-        outbuf_put(b, frac, 9);
+        outbuf_frac9(b, ns);
         outbuf_puts(b, s->last ? " s (the last): " : " s: ");
         put_by_op(b, "submitted = ", iv->submitted);
         put_by_op(b, ", completed = ", iv->completed);

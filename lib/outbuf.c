@@ -287,3 +287,12 @@ void outbuf_escaped_str(struct outbuf *b, const char *s) {
                 b->len = (size_t) (d - b->data);
         }
 }
+
+void outbuf_frac9(struct outbuf *b, uint64_t v) {
+        if (!outbuf_reserve(b, 9))
+                return;
+        char *d = b->data + b->len;
+        for (int k = 8; k >= 0; k--, v /= 10)
+                d[k] = (char) ('0' + v % 10);
+        b->len += 9;
+}

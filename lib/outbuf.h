@@ -184,6 +184,8 @@ void outbuf_ptr(struct outbuf *b, uint64_t v);
 /* 0x%llx */
 void outbuf_hex(struct outbuf *b, uint64_t v);
 void outbuf_u64_width(struct outbuf *b, uint64_t v, unsigned width);
+/* The nine digits of a fraction of a second, zero-padded: v's last nine. */
+void outbuf_frac9(struct outbuf *b, uint64_t v);
 void outbuf_escaped(struct outbuf *b, const char *s, size_t n);
 /* The same of a NUL-terminated string (a comm), in one pass. */
 void outbuf_escaped_str(struct outbuf *b, const char *s);

@@ -54,14 +54,14 @@ const char *request_end_name(enum request_end e) {
 }
 
 unsigned request_op_index(uint16_t opcode, bool known) {
-        return known && opcode <= 8 && opcode != 4 ? opcode : REQ_OPS - 1;
+        return known && aio_op_of(opcode) ? opcode : REQ_OPS - 1;
 }
 
 const char *request_op_index_name(unsigned i) {
-        static const char *const names[REQ_OPS] = {
-                "pread", "pwrite", "fsync", "fdsync", NULL, "poll", "noop", "preadv", "pwritev", "other",
-        };
-        return i < REQ_OPS ? names[i] : NULL;
+        if (i == REQ_OPS - 1)
+                return "other";
+        const struct aio_op *op = i < REQ_OPS ? aio_op_of((uint16_t) i) : NULL;
+        return op ? op->name.s : NULL;
 }
 
 static void comm_copy(char dst[static 16], const char *src) {
@@ -287,9 +287,10 @@ static void account_end(struct tracker *t, struct proc *p, const struct request 
         if (result_is_errno(r->res))
                 iv->errors++;
         else if (r->res > 0 && op_known) {
-                if (r->opcode == 0 || r->opcode == 7) /* pread, preadv */
+                const struct aio_op *o = aio_op_of(r->opcode);
+                if (o && o->dir == AIO_OP_READ)
                         iv->bytes_read += (uint64_t) r->res;
-                else if (r->opcode == 1 || r->opcode == 8) /* pwrite, pwritev */
+                else if (o && o->dir == AIO_OP_WRITE)
                         iv->bytes_written += (uint64_t) r->res;
         }
         if (r->kind == REQ_CANCELLED)

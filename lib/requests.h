@@ -69,8 +69,9 @@ struct request {
         char comm[16];
 };
 
-/* Opcodes by index for the per-op counts: IOCB_CMD_* 0..8, and one for any other (or unknown). */
-#define REQ_OPS 10
+/* Opcodes by index for the per-op counts: each opcode the op table knows at its own (IOCB_CMD_* 0..8), and one
+ * for any other (or unknown). */
+#define REQ_OPS (AIO_OPCODE_MAX + 2)
 unsigned request_op_index(uint16_t opcode, bool known);
 const char *request_op_index_name(unsigned i);
 

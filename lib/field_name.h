@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* A field's name as each structured format writes it, both spelled out at compile time: the journal's
+ * AIO_<NAME>= and JSON's ,"<name>": (the same name in lower case, or another where JSON needs the plain one
+ * for something else).  Each sits in FIELD_NAME_MAX bytes, padded, so that writing one is a copy of a fixed
+ * size (no call, no string instruction), then the length. */
+#define FIELD_NAME_MAX 32
+struct field_name {
+        char journal[FIELD_NAME_MAX];
+        char json[FIELD_NAME_MAX];
+        uint8_t journal_len;
+        uint8_t json_len;
+};
+#define FIELD_NAME_INIT(upper, lower)                                                                        \
+        { "AIO_" upper "=", ",\"" lower "\":", sizeof("AIO_" upper "=") - 1, sizeof(",\"" lower "\":") - 1 }
+#define FIELD_NAME(upper, lower)                                                                             \
+        ({                                                                                                   \
+                _Static_assert(sizeof("AIO_" upper "=") < FIELD_NAME_MAX, "field name too long");            \
+                static const struct field_name _field_name = FIELD_NAME_INIT(upper, lower);                  \
+                &_field_name;                                                                                \
+        })

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The syscall table and the op table are the one place a call's arguments and an iocb's opcodes are described:
+ * every format writes each argument the table lists, in its order and type, under the table's names, and
+ * nothing else; each op's name, direction and counts come from the op table. */
+#include <linux/aio_abi.h>
+
+#include "entry.h"
+#include "format_journal.h"
+#include "format_json.h"
+#include "format_text.h"
+#include "requests.h"
+#include "test.h"
+
+/* Distinct values per argument: a value out of its place would show. */
+static uint64_t arg_value(unsigned i) {
+        return 0x1111111111111111ull * (i + 1) + 0x100000000ull;
+}
+
+static void expect_in(const char *what, const char *hay, size_t len, const char *needle, bool want) {
+        bool found = memmem(hay, len, needle, strlen(needle)) != NULL;
+        if (found != want) {
+                fprintf(stderr, "%s: %s %s '%s'\n", test_case, what, want ? "lacks" : "has", needle);
+                test_failures++;
+        }
+}
+
+static void test_every_argument_in_every_format(void) {
+        for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX; s++) {
+                const struct syscall_desc *sd = syscall_desc(s);
+                struct aio_call call = { .syscall = s, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
+                                         .exit_time = 10, .enter_time = 1, .array_state = MEM_OK,
+                                         .aux_state = MEM_NOT_READ };
+                for (unsigned i = 0; i < AIO_ARGS_MAX; i++)
+                        call.args[i] = arg_value(i);
+                struct entry e = { .kind = ENTRY_CALL, .call = &call };
+                struct outbuf text = {}, json = {}, scratch = {}, journal = {};
+                format_text(&text, &e, 16);
+                struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
+                format_json(&json, &scratch, &e, &lf);
+                format_journal(&journal, &e, 16);
+
+                /* text: the arguments, in order, in the call's parentheses */
+                char want[512], one[64];
+                size_t n = (size_t) snprintf(want, sizeof(want), "] %s(", aio_syscall_name(s));
+                for (unsigned i = 0; i < sd->n_args; i++) {
+                        uint64_t v = arg_value(i);
+                        if (sd->args[i].type == ARG_PTR)
+                                snprintf(one, sizeof(one), "0x%016" PRIx64, v);
+                        else if (sd->args[i].type == ARG_U32)
+                                snprintf(one, sizeof(one), "%" PRIu32, (uint32_t) v);
+                        else
+                                snprintf(one, sizeof(one), "%" PRId64, (int64_t) v);
+                        n += (size_t) snprintf(want + n, sizeof(want) - n, "%s%s", i ? ", " : "", one);
+                        /* JSON: every argument under its name; the journal: those it carries, and only those */
+                        char member[128], field[128];
+                        snprintf(member, sizeof(member), "%.*s%s%s%s", sd->args[i].name.json_len, sd->args[i].name.json,
+                                 sd->args[i].type == ARG_PTR ? "\"" : "", one, sd->args[i].type == ARG_PTR ? "\"" : "");
+                        expect_in("the JSON line", json.data, json.len, member, true);
+                        snprintf(field, sizeof(field), "%.*s%s", sd->args[i].name.journal_len, sd->args[i].name.journal,
+                                 one);
+                        expect_in("the journal entry", journal.data, journal.len, field, sd->args[i].in_journal);
+                }
+                snprintf(want + n, sizeof(want) - n, ") [retval = 0]");
+                expect_in("the text", text.data, text.len, want, true);
+                /* and no argument of another syscall's that this one's table lacks */
+                for (enum aio_syscall o = 0; o < _AIO_SYSCALL_MAX; o++)
+                        for (unsigned j = 0; j < syscall_desc(o)->n_args; j++) {
+                                const struct field_name *name = &syscall_desc(o)->args[j].name;
+                                bool listed = false;
+                                for (unsigned i = 0; i < sd->n_args; i++)
+                                        listed = listed || strcmp(sd->args[i].name.json, name->json) == 0;
+                                char member[64];
+                                snprintf(member, sizeof(member), "%.*s", name->json_len, name->json);
+                                expect_in("the JSON line", json.data, json.len, member, listed);
+                        }
+                outbuf_free(&text);
+                outbuf_free(&json);
+                outbuf_free(&scratch);
+                outbuf_free(&journal);
+        }
+}
+
+/* The aux values: io_setup's context once read, a timeout when given, in every format under one name. */
+static void test_aux_values(void) {
+        struct aio_call call = { .syscall = AIO_IO_GETEVENTS, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
+                                 .exit_time = 10, .enter_time = 1, .aux_state = MEM_OK, .aux = { 5, 250000000 } };
+        call.args[4] = 0x1000;
+        struct entry e = { .kind = ENTRY_CALL, .call = &call };
+        struct outbuf text = {}, json = {}, scratch = {}, journal = {};
+        struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
+        format_text(&text, &e, 16);
+        format_json(&json, &scratch, &e, &lf);
+        format_journal(&journal, &e, 16);
+        expect_in("the text", text.data, text.len, "\n    timeout = 5.250000000\n", true);
+        expect_in("the JSON line", json.data, json.len, ",\"timeout_nsec\":5250000000", true);
+        expect_in("the journal entry", journal.data, journal.len, "AIO_TIMEOUT_NSEC=5250000000", true);
+        /* no timeout given: none shown */
+        call.args[4] = 0;
+        outbuf_reset(&text);
+        outbuf_reset(&json);
+        format_text(&text, &e, 16);
+        format_json(&json, &scratch, &e, &lf);
+        expect_in("the text", text.data, text.len, "timeout", false);
+        expect_in("the JSON line", json.data, json.len, "timeout_nsec", false);
+        /* io_setup: the context it made, or why it could not be read */
+        call = (struct aio_call) { .syscall = AIO_IO_SETUP, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
+                                   .aux_state = MEM_FAULT, .args = { 8, 0x2000 } };
+        outbuf_reset(&text);
+        outbuf_reset(&json);
+        format_text(&text, &e, 16);
+        format_json(&json, &scratch, &e, &lf);
+        expect_in("the text", text.data, text.len, "\n    ctx = <unreadable: unmapped>\n", true);
+        expect_in("the JSON line", json.data, json.len, ",\"ctx_state\":\"unmapped\"", true);
+        /* a failed io_setup made no context: nothing to show */
+        call.aux_state = MEM_NOT_READ;
+        call.ret = -22;
+        outbuf_reset(&text);
+        outbuf_reset(&json);
+        format_text(&text, &e, 16);
+        format_json(&json, &scratch, &e, &lf);
+        expect_in("the text", text.data, text.len, "ctx =", false);
+        expect_in("the JSON line", json.data, json.len, ",\"ctx\":", false);
+        expect_in("the JSON line", json.data, json.len, ",\"ctx_state\":", false);
+        outbuf_free(&text);
+        outbuf_free(&json);
+        outbuf_free(&scratch);
+        outbuf_free(&journal);
+}
+
+static void test_op_table(void) {
+        static const struct {
+                uint16_t opcode;
+                const char *name;
+                enum aio_op_dir dir;
+                bool vectored;
+        } known[] = {
+                { IOCB_CMD_PREAD, "pread", AIO_OP_READ, false },     { IOCB_CMD_PWRITE, "pwrite", AIO_OP_WRITE, false },
+                { IOCB_CMD_FSYNC, "fsync", AIO_OP_NO_DATA, false },  { IOCB_CMD_FDSYNC, "fdsync", AIO_OP_NO_DATA, false },
+                { 5, "poll", AIO_OP_NO_DATA, false },                { IOCB_CMD_NOOP, "noop", AIO_OP_NO_DATA, false },
+                { IOCB_CMD_PREADV, "preadv", AIO_OP_READ, true },    { IOCB_CMD_PWRITEV, "pwritev", AIO_OP_WRITE, true },
+        };
+        unsigned named = 0;
+        for (unsigned op = 0; op <= UINT16_MAX; op++)
+                named += aio_op_of((uint16_t) op) != NULL;
+        CHECK_EQ(named, ELEMENTS(known));
+        for (size_t i = 0; i < ELEMENTS(known); i++) {
+                const struct aio_op *o = aio_op_of(known[i].opcode);
+                CHECK(o && strcmp(o->name.s, known[i].name) == 0 && o->name.len == strlen(known[i].name));
+                CHECK(o && o->dir == known[i].dir && o->vectored == known[i].vectored);
+                /* the summaries count it at its own index, under its own name */
+                unsigned idx = request_op_index(known[i].opcode, true);
+                CHECK(idx < REQ_OPS - 1);
+                CHECK_STR(request_op_index_name(idx), known[i].name);
+        }
+        CHECK_EQ(request_op_index(4, true), REQ_OPS - 1);
+        CHECK_EQ(request_op_index(IOCB_CMD_PREAD, false), REQ_OPS - 1);
+        CHECK_STR(request_op_index_name(REQ_OPS - 1), "other");
+        CHECK(request_op_index_name(4) == NULL);
+}
+
+int main(void) {
+        RUN(test_every_argument_in_every_format);
+        RUN(test_aux_values);
+        RUN(test_op_table);
+        return test_result("test-syscalls");
+}
