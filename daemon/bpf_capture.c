@@ -19,7 +19,7 @@
 
 struct bpf_capture {
         struct capture *skel;
-        int *prog_fds; /* per event of the table */
+        struct bpf_link *links[EVENTS_MAX]; /* per event of the table, once attached */
         size_t n_events;
         int n_possible;
         uint32_t generation;
@@ -40,9 +40,36 @@ static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, v
         return 0;
 }
 
-static const char *syscall_of_section(const char *section) {
-        const char *p = strrchr(section, '/');
-        return p ? p + 1 : section;
+/* The program for an event: named for it in capture.bpf.c ("enter_io_submit", "proc_exit", ...); empty when
+ * the event has none. */
+static void program_name(const struct event_desc *d, char *buf, size_t size) {
+        switch (d->kind) {
+        case EVENT_SYS_ENTER:
+                snprintf(buf, size, "enter_%s", aio_syscall_name(d->syscall));
+                break;
+        case EVENT_SYS_EXIT:
+                snprintf(buf, size, "exit_%s", aio_syscall_name(d->syscall));
+                break;
+        case EVENT_PROC_EXIT:
+                snprintf(buf, size, "proc_exit");
+                break;
+        case EVENT_PROC_EXEC:
+                snprintf(buf, size, "proc_exec");
+                break;
+        default:
+                buf[0] = 0;
+        }
+}
+
+/* A program whose event the table lacks (a kernel without it, or not asked for) is not loaded. */
+static bool program_wanted(const struct event_table *t, const char *name) {
+        char want[64];
+        for (size_t k = 0; k < t->n_events; k++) {
+                program_name(&t->events[k], want, sizeof(want));
+                if (strcmp(want, name) == 0)
+                        return true;
+        }
+        return false;
 }
 
 /* The program writes the records itself: their layout must be what the format files say. */
@@ -97,9 +124,8 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
         if (!c)
                 return -ENOMEM;
         c->n_events = t->n_events;
-        c->prog_fds = malloc(t->n_events * sizeof(int));
         c->n_possible = libbpf_num_possible_cpus();
-        if (!c->prog_fds || c->n_possible <= 0) {
+        if (c->n_possible <= 0) {
                 r = c->n_possible <= 0 ? c->n_possible : -ENOMEM;
                 snprintf(error, error_size, "counting the possible CPUs: %s", strerror(-r));
                 goto fail;
@@ -124,6 +150,10 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
         }
         c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
         bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
+        struct bpf_program *prog;
+        bpf_object__for_each_program(prog, c->skel->obj)
+                if (!program_wanted(t, bpf_program__name(prog)))
+                        bpf_program__set_autoload(prog, false);
 
         r = capture__load(c->skel);
         if (r < 0) {
@@ -140,12 +170,10 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
 
         for (size_t k = 0; k < t->n_events; k++) {
                 const struct event_desc *d = &t->events[k];
-                struct bpf_program *prog;
-                c->prog_fds[k] = -1;
-                bpf_object__for_each_program(prog, c->skel->obj)
-                        if (strcmp(syscall_of_section(bpf_program__section_name(prog)), d->name) == 0)
-                                c->prog_fds[k] = bpf_program__fd(prog);
-                if (c->prog_fds[k] < 0 && (d->kind == EVENT_SYS_ENTER || d->kind == EVENT_SYS_EXIT)) {
+                char name[64];
+                program_name(d, name, sizeof(name));
+                if ((d->kind == EVENT_SYS_ENTER || d->kind == EVENT_SYS_EXIT) &&
+                    !bpf_object__find_program_by_name(c->skel->obj, name)) {
                         r = -ENOENT;
                         snprintf(error, error_size, "no BPF program for %s:%s", d->system, d->name);
                         goto fail;
@@ -161,14 +189,32 @@ fail:
 void bpf_capture_free(struct bpf_capture *c) {
         if (!c)
                 return;
+        for (size_t k = 0; k < c->n_events; k++)
+                bpf_link__destroy(c->links[k]);
         capture__destroy(c->skel);
-        free(c->prog_fds);
         free(c->percpu);
         free(c);
 }
 
-const int *bpf_capture_prog_fds(const struct bpf_capture *c) {
-        return c->prog_fds;
+int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char *error, size_t error_size) {
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                char name[64];
+                program_name(d, name, sizeof(name));
+                struct bpf_program *prog = name[0] ? bpf_object__find_program_by_name(c->skel->obj, name) : NULL;
+                if (!prog || c->links[k])
+                        continue;
+                /* A program belongs to the tracepoint, not to one CPU: it runs for every hit, on any CPU.  libbpf
+                 * opens one event for it that samples nothing, and a BPF link where the kernel has them. */
+                c->links[k] = bpf_program__attach_tracepoint(prog, d->system, d->name);
+                if (!c->links[k]) {
+                        int r = -errno;
+                        snprintf(error, error_size, "attaching the BPF program to %s:%s: %s%s%s", d->system, d->name,
+                                 strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
+                        return r;
+                }
+        }
+        return 0;
 }
 
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {
@@ -299,8 +345,8 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
 void bpf_capture_free(struct bpf_capture *c) {
 }
 
-const int *bpf_capture_prog_fds(const struct bpf_capture *c) {
-        return NULL;
+int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char *error, size_t error_size) {
+        return -EOPNOTSUPP;
 }
 
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {

@@ -19,10 +19,10 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
                      size_t error_size);
 void bpf_capture_free(struct bpf_capture *c);
 
-/* The program for each event of the table (-1: none), as perf_session_attach takes them. */
-const int *bpf_capture_prog_fds(const struct bpf_capture *c);
 /* Point the programs' output at the session's per-CPU rings. */
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size);
+/* Attach each program to its tracepoint (after the rings and the selection are set: it writes at once). */
+int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char *error, size_t error_size);
 /* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed.  Called
  * again on reload: what both configs watch stays watched throughout. */
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size);

@@ -255,7 +255,7 @@ static int apply_selection(struct daemon *d, const struct config *c, char *error
                 return r;
         }
         r = perf_session_attach(&d->perf, d->events, &(struct perf_filters) {
-                .syscalls = f.syscalls, .fork = f.fork, .process_exit = f.process_exit }, NULL, error, error_size);
+                .syscalls = f.syscalls, .fork = f.fork, .process_exit = f.process_exit }, error, error_size);
         watch_filters_done(&f);
         return r;
 }
@@ -388,11 +388,9 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
                 return r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : r == -ENOENT ? EXIT_KERNEL : EXIT_RUNTIME;
         if (d->capture && bpf_capture_set_rings(d->capture, &d->perf, error, error_size) < 0)
                 return EXIT_RUNTIME;
-        /* With the capture the programs select and write every record; the events only carry them. */
+        /* With the capture the programs select and write every record themselves. */
         if (d->capture)
-                r = perf_session_attach(&d->perf, d->events, &(struct perf_filters) {
-                                                .syscalls = "common_pid < 0", .process_exit = "common_pid < 0" },
-                                        bpf_capture_prog_fds(d->capture), error, error_size);
+                r = bpf_capture_attach(d->capture, d->events, error, error_size);
         else
                 r = apply_selection(d, d->config, error, error_size);
         return r < 0 ? EXIT_RUNTIME : EXIT_OK;

@@ -35,20 +35,6 @@ static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_b
         return fd < 0 ? -errno : fd;
 }
 
-/* A tracepoint's program runs for every hit on any CPU once attached to one event of it.  That event need not
- * sample, so no filter is evaluated for it, and the other CPUs have no event of the tracepoint at all: the
- * kernel skips its perf path there after the program has run. */
-static int open_carrier(uint64_t tp_id, int cpu) {
-        struct perf_event_attr attr = {
-                .type = PERF_TYPE_TRACEPOINT,
-                .size = sizeof(attr),
-                .config = tp_id,
-                .disabled = 1,
-        };
-        int fd = (int) syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        return fd < 0 ? -errno : fd;
-}
-
 static void explain_open_error(int r, const char *system, const char *name, int cpu, char *error,
                                size_t error_size) {
         if (r == -EACCES || r == -EPERM) {
@@ -89,23 +75,23 @@ static void mark_stopped(struct perf_cpu *pc) {
         pc->stopped_at = live_enabled(pc, &enabled) == 0 ? pc->live_since + enabled : now_ns();
 }
 
-/* The samples a set's events generated: a carrier's count is every hit, not samples, and is left out. */
-static uint64_t set_count(const int *fds, const bool *carrier, size_t n) {
+/* The samples a set's events generated. */
+static uint64_t set_count(const int *fds, size_t n) {
         uint64_t sum = 0;
         for (size_t k = 0; fds && k < n; k++) {
                 uint64_t v;
-                if (fds[k] >= 0 && !(carrier && carrier[k]) && read(fds[k], &v, sizeof(v)) == (ssize_t) sizeof(v))
+                if (fds[k] >= 0 && read(fds[k], &v, sizeof(v)) == (ssize_t) sizeof(v))
                         sum += v;
         }
         return sum;
 }
 
 /* Disabled before it is counted, so no sample lands in the ring after the count. */
-static void retire_set(struct perf_cpu *pc, const bool *carrier, size_t n) {
+static void retire_set(struct perf_cpu *pc, size_t n) {
         for (size_t k = 0; pc->fds && k < n; k++)
                 if (pc->fds[k] >= 0)
                         (void) ioctl(pc->fds[k], PERF_EVENT_IOC_DISABLE, 0);
-        pc->produced += set_count(pc->fds, carrier, n);
+        pc->produced += set_count(pc->fds, n);
 }
 
 static void close_set(int *fds, size_t n) {
@@ -177,8 +163,7 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
         };
         ps->cpus = calloc(n_cpus, sizeof(*ps->cpus));
         ps->rings = calloc(n_cpus, sizeof(*ps->rings));
-        ps->carrier = calloc(t->n_events, sizeof(*ps->carrier));
-        if (!ps->cpus || !ps->rings || !ps->carrier) {
+        if (!ps->cpus || !ps->rings) {
                 perf_session_close(ps);
                 return -ENOMEM;
         }
@@ -201,8 +186,6 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                                 snprintf(error, error_size, "ring of CPU %d: %s", cpus[i], strerror(-r));
                         goto fail;
                 }
-                if (!any)
-                        ps->carrier_index = i;
                 any = true;
         }
         if (any)
@@ -214,16 +197,14 @@ fail:
         return r;
 }
 
-/* One CPU's own events of a set, into fds: those without a program (carrier), each sampling into the CPU's ring
- * with the filter of its kind (filters: syscalls, fork, process_exit, as struct perf_filters).  -ENODEV: the CPU
- * is offline; what was opened stays in fds. */
-static int open_cpu_set(struct perf_session *ps, const struct event_table *t, size_t i, const bool *carrier,
-                        const char *const filters[3], int *fds, char *error, size_t error_size) {
+/* One CPU's events of a set, into fds, each sampling into the CPU's ring with the filter of its kind (filters:
+ * syscalls, fork, process_exit, as struct perf_filters).  -ENODEV: the CPU is offline; what was opened stays in
+ * fds. */
+static int open_cpu_set(struct perf_session *ps, const struct event_table *t, size_t i, const char *const filters[3],
+                        int *fds, char *error, size_t error_size) {
         struct perf_cpu *pc = &ps->cpus[i];
         for (size_t k = 0; k < t->n_events; k++) {
                 const struct event_desc *d = &t->events[k];
-                if (carrier[k])
-                        continue;
                 const char *f = d->kind == EVENT_FORK        ? filters[1]
                                 : d->kind == EVENT_PROC_EXIT ? filters[2]
                                                              : filters[0];
@@ -250,54 +231,30 @@ static int open_cpu_set(struct perf_session *ps, const struct event_table *t, si
         return 0;
 }
 
-int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
-                        const int *prog_fds, char *error, size_t error_size) {
-        int **sets = calloc(ps->n_cpus, sizeof(*sets));
-        _cleanup_(freep) bool *carrier = calloc(t->n_events, sizeof(*carrier));
-        int r = 0;
-        if (!sets || !carrier) {
-                free(sets);
-                return -ENOMEM;
-        }
-        for (size_t k = 0; k < t->n_events; k++)
-                carrier[k] = prog_fds && prog_fds[k] >= 0;
+static int *new_set(size_t n) {
+        int *fds = malloc(n * sizeof(int));
+        for (size_t k = 0; fds && k < n; k++)
+                fds[k] = -1;
+        return fds;
+}
 
+int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
+                        char *error, size_t error_size) {
+        _cleanup_(freep) int **sets = calloc(ps->n_cpus, sizeof(*sets));
+        if (!sets)
+                return -ENOMEM;
+        int r = 0;
         const char *const texts[3] = { filters->syscalls, filters->fork, filters->process_exit };
         for (size_t i = 0; i < ps->n_cpus && r >= 0; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
-                sets[i] = malloc(t->n_events * sizeof(int));
-                if (!sets[i]) {
+                if (!(sets[i] = new_set(t->n_events)))
                         r = -ENOMEM;
-                        break;
-                }
-                for (size_t k = 0; k < t->n_events; k++)
-                        sets[i][k] = -1;
-                /* one CPU's carriers serve them all */
-                for (size_t k = 0; k < t->n_events && i == ps->carrier_index && r >= 0; k++) {
-                        if (!carrier[k])
-                                continue;
-                        const struct event_desc *d = &t->events[k];
-                        r = open_carrier((uint64_t) d->tp_id, pc->cpu);
-                        if (r < 0) {
-                                explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
-                                break;
-                        }
-                        sets[i][k] = r;
-                        /* A program belongs to the tracepoint, not to one CPU's event (a second attach is
-                         * EEXIST): it runs for every hit, on any CPU. */
-                        if (ioctl(r, PERF_EVENT_IOC_SET_BPF, prog_fds[k]) < 0) {
-                                r = -errno;
-                                snprintf(error, error_size, "attaching the BPF program to %s:%s on CPU %d: %m",
-                                         d->system, d->name, pc->cpu);
-                        }
-                }
-                if (r < 0 || pc->state != CPU_TRACED)
-                        continue; /* opened again once the CPU is back (perf_session_revive_cpu) */
-                r = open_cpu_set(ps, t, i, carrier, texts, sets[i], error, error_size);
-                if (r == -ENODEV) {
+                else if (pc->state == CPU_TRACED &&
+                         (r = open_cpu_set(ps, t, i, texts, sets[i], error, error_size)) == -ENODEV) {
                         mark_stopped(pc); /* gone offline since the loop last looked */
                         r = 0;
                 }
+                /* not traced now: opened again once the CPU is back (perf_session_revive_cpu) */
         }
         /* Enable the new set before retiring the old one: no gap.  The engine drops the doubles of the overlap. */
         for (size_t i = 0; i < ps->n_cpus && r >= 0; i++)
@@ -313,14 +270,13 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         close_set(sets[i], t->n_events);
                         continue;
                 }
-                retire_set(pc, ps->carrier, ps->n_events);
+                retire_set(pc, ps->n_events);
                 close_set(pc->fds, ps->n_events);
                 pc->fds = sets[i];
         }
-        free(sets);
         if (r < 0)
                 return r;
-        memcpy(ps->carrier, carrier, t->n_events * sizeof(*carrier));
+        ps->with_sets = true;
         for (size_t j = 0; j < ELEMENTSOF(texts); j++) {
                 free(ps->filter_text[j]);
                 ps->filter_text[j] = texts[j] ? strdup(texts[j]) : NULL;
@@ -366,22 +322,21 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                         return live;
                 }
         }
-        _cleanup_(freep) int *fds = malloc(t->n_events * sizeof(int));
+        /* Without a set (the capture writes through the live event alone) there is none to open again. */
+        size_t n = ps->with_sets ? t->n_events : 0;
+        _cleanup_(freep) int *fds = new_set(n ? n : 1);
         if (!fds) {
                 if (!fresh)
                         close(live);
                 return -ENOMEM;
         }
-        for (size_t k = 0; k < t->n_events; k++)
-                fds[k] = ps->carrier[k] && pc->fds ? pc->fds[k] : -1;
         r = fresh || ioctl(live, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) >= 0 ? 0 : -errno;
         if (r < 0)
                 snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of a new bpf-output on CPU %d: %m", pc->cpu);
-        else
-                r = open_cpu_set(ps, t, i, ps->carrier, (const char *const *) ps->filter_text, fds, error,
-                                 error_size);
-        for (size_t k = 0; k < t->n_events && r >= 0; k++)
-                if (fds[k] >= 0 && !ps->carrier[k] && ioctl(fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+        else if (n)
+                r = open_cpu_set(ps, t, i, (const char *const *) ps->filter_text, fds, error, error_size);
+        for (size_t k = 0; k < n && r >= 0; k++)
+                if (fds[k] >= 0 && ioctl(fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                         r = -errno;
                         snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
                                  t->events[k].name, pc->cpu);
@@ -391,22 +346,19 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                 snprintf(error, error_size, "enabling a new bpf-output on CPU %d: %m", pc->cpu);
         }
         if (r < 0) {
-                for (size_t k = 0; k < t->n_events; k++)
-                        if (fds[k] >= 0 && !ps->carrier[k])
+                for (size_t k = 0; k < n; k++)
+                        if (fds[k] >= 0)
                                 close(fds[k]);
                 if (!fresh)
                         close(live);
                 return r; /* -ENODEV: offline again meanwhile */
         }
         /* The dead set's counts stopped with it; they stay in the account. */
-        if (pc->fds) {
-                pc->produced += set_count(pc->fds, ps->carrier, ps->n_events);
-                for (size_t k = 0; k < t->n_events; k++)
-                        if (pc->fds[k] >= 0 && !ps->carrier[k])
-                                close(pc->fds[k]);
-                free(pc->fds);
+        if (n) {
+                pc->produced += set_count(pc->fds, n);
+                close_set(pc->fds, n);
+                pc->fds = TAKE_PTR(fds);
         }
-        pc->fds = TAKE_PTR(fds);
         if (!fresh) {
                 if (pc->live_fd != pc->owner_fd)
                         close(pc->live_fd);
@@ -419,7 +371,7 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
 }
 
 uint64_t perf_session_produced(const struct perf_session *ps, size_t i) {
-        return ps->cpus[i].produced + set_count(ps->cpus[i].fds, ps->carrier, ps->n_events);
+        return ps->cpus[i].produced + set_count(ps->cpus[i].fds, ps->n_events);
 }
 
 int perf_session_disable(struct perf_session *ps) {
@@ -448,6 +400,5 @@ void perf_session_close(struct perf_session *ps) {
                 free(ps->filter_text[j]);
         free(ps->cpus);
         free(ps->rings);
-        free(ps->carrier);
         *ps = (struct perf_session) {};
 }

@@ -40,9 +40,8 @@ struct perf_session {
         struct ring *rings; /* one per CPU, for the engine */
         size_t ring_bytes;
         unsigned wakeup_bytes; /* of a ring, unread, that wake the reader */
-        size_t carrier_index;  /* the CPU whose events carry the programs: the first online at the start */
-        bool *carrier; /* per event of the current set: it only holds a BPF program (carrier_index alone, counts
-                        * every hit, writes nothing), and its count is not samples */
+        bool with_sets;        /* tracepoint events sample into the rings (without the capture, whose programs
+                                * write there themselves) */
         char *filter_text[3]; /* the current set's filters (see perf_filters), to open it again on one CPU */
 };
 
@@ -58,18 +57,16 @@ struct perf_filters {
         const char *process_exit; /* sched_process_exit */
 };
 
-/* Open a set of the table's tracepoints on every CPU with these filters and, when prog_fds is given, the BPF
- * program of each event (-1: none), enable it, then retire the previous set.  An event with a program writes
- * through it alone: it is opened once, on carrier_index, without sampling or filter.  On failure the previous
- * set stays. */
+/* Open a set of the table's tracepoints on every CPU, sampling into its ring with these filters, enable it, then
+ * retire the previous set.  On failure the previous set stays.  (With the capture there is none: its programs
+ * write into the rings themselves.) */
 int perf_session_attach(struct perf_session *ps, const struct event_table *t, const struct perf_filters *filters,
-                        const int *prog_fds, char *error, size_t error_size);
+                        char *error, size_t error_size);
 /* Whether CPU index i's events died since the last look (1; 0 alive): its live event's enabled time stopped.  A
  * read of an event on another CPU interrupts that CPU: not for every turn of the loop. */
 int perf_session_check_cpu(struct perf_session *ps, size_t i);
-/* Open the current set again on CPU index i, writing into the same ring (and a new live_fd): -ENODEV while the
- * CPU is offline.  The carriers, on carrier_index, are kept: a program stays on its tracepoint while the event
- * that attached it is open. */
+/* Open the current set again on CPU index i, writing into the same ring, and a new live_fd: -ENODEV while the
+ * CPU is offline. */
 int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t, size_t i, char *error,
                             size_t error_size);
 int perf_session_disable(struct perf_session *ps);

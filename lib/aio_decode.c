@@ -6,13 +6,8 @@
 
 #include "util.h"
 
-/* Layout checks against the system's own ABI header: the decoder below reads by these offsets. */
-_Static_assert(sizeof(struct iocb) == IOCB_SIZE, "struct iocb size");
-_Static_assert(sizeof(struct io_event) == IO_EVENT_SIZE, "struct io_event size");
-_Static_assert(offsetof(struct iocb, aio_lio_opcode) == 16, "aio_lio_opcode offset");
-_Static_assert(offsetof(struct iocb, aio_buf) == 24, "aio_buf offset");
-_Static_assert(offsetof(struct iocb, aio_flags) == 56, "aio_flags offset");
-_Static_assert(offsetof(struct io_event, res2) == 24, "res2 offset");
+/* The decoder below copies into the ABI's own structures: capture.h checks their sizes and the offsets the
+ * program reads. */
 
 void iocb_decode(struct iocb_info *info, const uint8_t raw[static IOCB_SIZE]) {
         struct iocb cb;

@@ -5,13 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture.h" /* the ABI's sizes */
 #include "outbuf.h"
 #include "remote.h"
-
-/* Sizes of the user ABI structures (linux/aio_abi.h, x86_64 and every 64-bit ABI). */
-#define IOCB_SIZE 64u
-#define IO_EVENT_SIZE 32u
-#define IOVEC_SIZE 16u
 
 struct iocb_info {
         uint64_t addr;          /* the iocb pointer, as read from iocbpp[] (or passed to io_cancel) */

@@ -4,20 +4,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capture.h" /* enum aio_syscall: the capture numbers them as we do */
 #include "field_name.h"
 #include "util.h"
-
-enum aio_syscall {
-        AIO_IO_SETUP,
-        AIO_IO_DESTROY,
-        AIO_IO_SUBMIT,
-        AIO_IO_CANCEL,
-        AIO_IO_GETEVENTS,
-        AIO_IO_PGETEVENTS,
-        _AIO_SYSCALL_MAX,
-};
-
-#define AIO_ARGS_MAX 6
 
 enum syscall_arg_type {
         ARG_PTR, /* an address or a context: hex */

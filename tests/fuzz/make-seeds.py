@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write the seed inputs of fuzz-engine and fuzz-capture: records laid out as the kernel and the in-kernel capture
-write them (lib/ring.h, lib/capture.h), with the tracepoint ids of tests/fixtures.  Run from the source tree:
+write them (lib/ring.h, bpf/capture.h), with the tracepoint ids of tests/fixtures.  Run from the source tree:
     python3 tests/fuzz/make-seeds.py [DUMP]
 With DUMP (aiotraced --dump of the tests' workload), also seeds-engine/recorded.bin: the first records as a
 real trace held them, on the CPUs they came from.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* The record the in-kernel capture writes at a syscall's exit, shared by the BPF program and the decoder:
+/* The contract between the in-kernel capture (bpf/capture.bpf.c) and the daemon: the syscalls as both number
+ * them, the AIO structures' sizes, and the record the program writes at a syscall's exit:
  *
  *   the tracepoint's own record, laid out as the format file says (CAPTURE_EXIT_RAW_SIZE bytes)
  *   struct capture_header (with the call's enter: its time and arguments)
@@ -13,6 +14,7 @@
  * memory, and no address lookup may ever answer from it.  Only fixed-size types: this header is compiled for
  * BPF too. */
 
+#include <linux/aio_abi.h>
 #ifdef __bpf__
 #include <linux/types.h>
 typedef __u16 capture_u16;
@@ -24,6 +26,33 @@ typedef uint16_t capture_u16;
 typedef uint32_t capture_u32;
 typedef uint64_t capture_u64;
 #endif
+
+enum aio_syscall {
+        AIO_IO_SETUP,
+        AIO_IO_DESTROY,
+        AIO_IO_SUBMIT,
+        AIO_IO_CANCEL,
+        AIO_IO_GETEVENTS,
+        AIO_IO_PGETEVENTS,
+        _AIO_SYSCALL_MAX,
+};
+
+#define AIO_ARGS_MAX 6
+
+/* The user ABI (linux/aio_abi.h, every 64-bit ABI): what the program reads and the decoder decodes. */
+#define IOCB_SIZE 64u
+#define IO_EVENT_SIZE 32u
+#define IOVEC_SIZE 16u
+#define IOCB_OPCODE_OFFSET 16 /* aio_lio_opcode */
+#define IOCB_FD_OFFSET 20     /* aio_fildes */
+#define IOCB_BUF_OFFSET 24    /* aio_buf */
+#define IOCB_NBYTES_OFFSET 32 /* aio_nbytes */
+_Static_assert(sizeof(struct iocb) == IOCB_SIZE, "struct iocb size");
+_Static_assert(sizeof(struct io_event) == IO_EVENT_SIZE, "struct io_event size");
+_Static_assert(__builtin_offsetof(struct iocb, aio_lio_opcode) == IOCB_OPCODE_OFFSET, "aio_lio_opcode offset");
+_Static_assert(__builtin_offsetof(struct iocb, aio_fildes) == IOCB_FD_OFFSET, "aio_fildes offset");
+_Static_assert(__builtin_offsetof(struct iocb, aio_buf) == IOCB_BUF_OFFSET, "aio_buf offset");
+_Static_assert(__builtin_offsetof(struct iocb, aio_nbytes) == IOCB_NBYTES_OFFSET, "aio_nbytes offset");
 
 #define CAPTURE_MAGIC 0x41494f43u /* "COIA" little-endian: a capture follows */
 #define CAPTURE_VERSION 2

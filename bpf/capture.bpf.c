@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The in-kernel capture: attached to the syscalls:sys_{enter,exit}_io_* tracepoints with PERF_EVENT_IOC_SET_BPF.
+/* The in-kernel capture: attached by libbpf to the syscalls:sys_{enter,exit}_io_* tracepoints (daemon/bpf_capture.c).
  *
  * It selects the watched threads itself (a tracepoint filter applies only after a program has run) and writes
  * every record of theirs to the daemon's perf ring of this CPU: at enter the tracepoint's own record (keeping
@@ -45,18 +45,13 @@ struct task_struct {
 
 char LICENSE[] SEC("license") = "GPL";
 
-enum { SC_SETUP, SC_DESTROY, SC_SUBMIT, SC_CANCEL, SC_GETEVENTS, SC_PGETEVENTS, SC_MAX }; /* enum aio_syscall */
-
 /* Set by the daemon before loading: the tracepoint ids from tracefs, and max_iocbs_per_call. */
-const volatile __u16 enter_tp_id[SC_MAX] = {};
-const volatile __u16 exit_tp_id[SC_MAX] = {};
+const volatile __u16 enter_tp_id[_AIO_SYSCALL_MAX] = {};
+const volatile __u16 exit_tp_id[_AIO_SYSCALL_MAX] = {};
 const volatile __u32 max_items = CAPTURE_MAX_ITEMS;
 const volatile __u16 proc_exit_tp_id = 0;
 const volatile __u16 proc_exec_tp_id = 0;
 
-#define IOCB_SIZE 64
-#define IO_EVENT_SIZE 32
-#define IOVEC_SIZE 16
 #define SEG_HDR sizeof(struct capture_segment)
 /* Offsets into the scratch buffer are masked to below OFF_LIMIT and lengths to below LEN_LIMIT, so the verifier
  * can see every access inside SCRATCH_SIZE. */
@@ -404,10 +399,6 @@ static __always_inline __u32 put_array(struct loop_ctx *l, struct scratch *s, __
         return seg->valid;
 }
 
-#define IOCB_CMD_PREADV 7
-#define IOCB_CMD_PWRITEV 8
-#define IOCB_FD_OFFSET 20
-
 /* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none. */
 static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
         ret->fd = fd;
@@ -462,10 +453,10 @@ static long iocb_step(__u32 i, void *ctx) {
                 return 0;
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
         file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file);
-        __u16 opcode = *(__u16 *) (cb + 16);
+        __u16 opcode = *(__u16 *) (cb + IOCB_OPCODE_OFFSET);
         if (opcode != IOCB_CMD_PREADV && opcode != IOCB_CMD_PWRITEV)
                 return 0;
-        __u64 iov = *(__u64 *) (cb + 24), n_iov = *(__u64 *) (cb + 32);
+        __u64 iov = *(__u64 *) (cb + IOCB_BUF_OFFSET), n_iov = *(__u64 *) (cb + IOCB_NBYTES_OFFSET);
         if (n_iov == 0)
                 return 0;
         if (n_iov * IOVEC_SIZE >= LEN_LIMIT) {
@@ -546,20 +537,20 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 ts->args_valid = 0;
                 s->b.flags |= CAPTURE_F_ENTER;
                 switch (sc) {
-                case SC_SETUP:
+                case AIO_IO_SETUP:
                         if (ret == 0)
                                 put_segment(s, a.args[1], 8);
                         break;
-                case SC_SUBMIT:
+                case AIO_IO_SUBMIT:
                         capture_submit(&l, s, a.args, ret);
                         break;
-                case SC_CANCEL:
+                case AIO_IO_CANCEL:
                         put_segment(s, a.args[1], IOCB_SIZE);
                         if (ret == 0)
                                 put_segment(s, a.args[2], IO_EVENT_SIZE);
                         break;
-                case SC_GETEVENTS:
-                case SC_PGETEVENTS:
+                case AIO_IO_GETEVENTS:
+                case AIO_IO_PGETEVENTS:
                         if (a.args[4])
                                 put_segment(s, a.args[4], 16);
                         if (ret > 0)
@@ -599,18 +590,18 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 return on_exit(ctx, sc);                                    \
         }
 
-ENTER(io_setup, SC_SETUP, 2)
-ENTER(io_destroy, SC_DESTROY, 1)
-ENTER(io_submit, SC_SUBMIT, 3)
-ENTER(io_cancel, SC_CANCEL, 3)
-ENTER(io_getevents, SC_GETEVENTS, 5)
-ENTER(io_pgetevents, SC_PGETEVENTS, 6)
-EXIT(io_setup, SC_SETUP)
-EXIT(io_submit, SC_SUBMIT)
-EXIT(io_cancel, SC_CANCEL)
-EXIT(io_getevents, SC_GETEVENTS)
-EXIT(io_pgetevents, SC_PGETEVENTS)
-EXIT(io_destroy, SC_DESTROY) /* nothing of memory: a capture with no segment */
+ENTER(io_setup, AIO_IO_SETUP, 2)
+ENTER(io_destroy, AIO_IO_DESTROY, 1)
+ENTER(io_submit, AIO_IO_SUBMIT, 3)
+ENTER(io_cancel, AIO_IO_CANCEL, 3)
+ENTER(io_getevents, AIO_IO_GETEVENTS, 5)
+ENTER(io_pgetevents, AIO_IO_PGETEVENTS, 6)
+EXIT(io_setup, AIO_IO_SETUP)
+EXIT(io_submit, AIO_IO_SUBMIT)
+EXIT(io_cancel, AIO_IO_CANCEL)
+EXIT(io_getevents, AIO_IO_GETEVENTS)
+EXIT(io_pgetevents, AIO_IO_PGETEVENTS)
+EXIT(io_destroy, AIO_IO_DESTROY) /* nothing of memory: a capture with no segment */
 
 /* The end of a watched process: sched_process_exit of its last thread (group_dead), and sched_process_exec (its
  * AIO contexts go with its old memory).  Written as the kernel would have written them, for the same reason as
