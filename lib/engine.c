@@ -68,7 +68,7 @@ fail:
 void engine_done(struct engine *e) {
         call_ctx_done(&e->cctx);
         tracker_done(&e->tracker);
-        thread_table_done(&e->threads);
+        id_table_done(&e->threads);
         free(e->cursors);
         free(e->lost_per_ring);
         free(e->samples_per_ring);
@@ -345,19 +345,11 @@ bool engine_drain(struct engine *e, uint64_t until) {
 
 void engine_finish(struct engine *e, uint64_t now) {
         tracker_finish(&e->tracker, now);
-        e->stats.in_flight = e->tracker.used;
+        e->stats.in_flight = tracker_inflight_total(&e->tracker);
 }
 
 void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns) {
         e->opt.records = records;
-        struct tracker *t = &e->tracker;
         /* paths are looked up at submit: a request submitted before requests were wanted has none */
-        t->opt.paths = (records & RECORD_REQUESTS) != 0;
-        if (summary_interval_ns != t->opt.summary_interval_ns) {
-                if (t->next_summary && summary_interval_ns)
-                        t->next_summary = t->next_summary - t->opt.summary_interval_ns + summary_interval_ns;
-                else
-                        t->next_summary = 0;
-                t->opt.summary_interval_ns = summary_interval_ns;
-        }
+        tracker_set_options(&e->tracker, (records & RECORD_REQUESTS) != 0, summary_interval_ns);
 }

@@ -48,7 +48,7 @@ struct engine {
         uint64_t *samples_per_ring; /* read, whatever they turned out to be */
         size_t n_rings;
         const struct event_table *events;
-        struct thread_table threads;
+        struct id_table threads;
         struct tracker tracker;
         struct call_ctx cctx;
         struct trace_stats stats;

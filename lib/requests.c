@@ -72,79 +72,32 @@ static void comm_copy(char dst[static 16], const char *src) {
 
 /* ---- processes ---- */
 
-static size_t proc_home(const struct tracker *t, uint32_t pid) {
-        return hash_u64(pid) & (t->procs_cap - 1);
-}
-
 static struct proc *proc_find(struct tracker *t, uint32_t pid) {
-        if (pid == 0)
-                return NULL; /* the mark of an empty slot: no process of ours */
-        for (size_t i = proc_home(t, pid);; i = (i + 1) & (t->procs_cap - 1)) {
-                if (t->procs[i].pid == pid)
-                        return &t->procs[i];
-                if (t->procs[i].pid == 0)
-                        return NULL;
-        }
-}
-
-/* Where pid goes in a table that does not hold it. */
-static size_t proc_free_slot(const struct proc *slots, size_t cap, uint32_t pid) {
-        size_t i = hash_u64(pid) & (cap - 1);
-        while (slots[i].pid != 0)
-                i = (i + 1) & (cap - 1);
-        return i;
-}
-
-static int procs_grow(struct tracker *t) {
-        size_t cap = t->procs_cap * 2;
-        struct proc *old = t->procs, *slots = calloc(cap, sizeof(*slots));
-        if (!slots)
-                return -ENOMEM;
-        size_t old_cap = t->procs_cap;
-        t->procs = slots;
-        t->procs_cap = cap;
-        for (size_t i = 0; i < old_cap; i++) {
-                if (old[i].pid != 0)
-                        slots[proc_free_slot(slots, cap, old[i].pid)] = old[i];
-        }
-        free(old);
-        return 0;
+        return id_table_find(&t->procs, pid); /* pid 0: no process of ours */
 }
 
 /* Pointers into the table stay valid until the next proc_get() or proc_remove(). */
 static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) {
-        struct proc *p = proc_find(t, pid);
-        if (p || pid == 0)
+        bool fresh;
+        struct proc *p = id_table_get(&t->procs, pid, &fresh);
+        if (!p || !fresh)
                 return p;
-        if ((t->procs_used + 1) * 4 > t->procs_cap * 3 && procs_grow(t) < 0)
-                return NULL;
         struct histogram *h = malloc(sizeof(*h));
-        if (!h)
+        if (!h) {
+                id_table_remove(&t->procs, p);
                 return NULL;
+        }
         histogram_reset(h);
-        p = &t->procs[proc_free_slot(t->procs, t->procs_cap, pid)];
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
         comm_copy(p->comm, comm && comm[0] ? comm : "?");
-        t->procs_used++;
         return p;
 }
 
-/* Backward-shift deletion: linear probing stays correct without tombstones. */
 static void proc_remove(struct tracker *t, struct proc *p) {
-        size_t mask = t->procs_cap - 1, i = (size_t) (p - t->procs);
         free(p->latency);
-        for (size_t j = (i + 1) & mask; t->procs[j].pid != 0; j = (j + 1) & mask) {
-                size_t home = proc_home(t, t->procs[j].pid);
-                bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-                if (!stays) {
-                        t->procs[i] = t->procs[j];
-                        i = j;
-                }
-        }
-        t->procs[i] = (struct proc) {};
-        t->procs_used--;
+        id_table_remove(&t->procs, p);
 }
 
 /* ---- requests ---- */
@@ -594,61 +547,93 @@ void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum re
         proc_remove(t, p);
 }
 
+static bool start_interval(void *entry, void *userdata) {
+        struct proc *p = entry;
+        p->interval_start = *(const uint64_t *) userdata;
+        return false;
+}
+
+struct interval_end {
+        struct tracker *t;
+        uint64_t end;
+        bool any;
+};
+
+/* One process at the end of an interval: its summary if it did anything; forgotten if it was quiet for a whole
+ * interval with nothing in flight, to come back fresh if it calls again (a process whose exit was not seen goes
+ * this way). */
+static bool end_interval(void *entry, void *userdata) {
+        struct proc *p = entry;
+        struct interval_end *ie = userdata;
+        if (p->iv.active) {
+                ie->any = true;
+                emit_summary(ie->t, p, ie->end, false);
+        } else if (p->n_inflight == 0) {
+                free(p->latency);
+                return true;
+        }
+        interval_reset(p, ie->end);
+        return false;
+}
+
 void tracker_tick(struct tracker *t, uint64_t until) {
         uint64_t interval = t->opt.summary_interval_ns;
         if (!interval || until > UINT64_MAX - 2 * interval)
                 return; /* the end (UINT64_MAX), or a time no clock gives: nothing to wrap around */
         if (t->next_summary == 0) {
                 t->next_summary = until + interval;
-                for (size_t i = 0; i < t->procs_cap; i++)
-                        if (t->procs[i].pid)
-                                t->procs[i].interval_start = until;
+                id_table_filter(&t->procs, start_interval, &until);
                 return;
         }
         while (until >= t->next_summary) {
-                uint64_t end = t->next_summary;
-                bool any = false;
-                for (size_t i = 0; i < t->procs_cap;) {
-                        struct proc *p = &t->procs[i];
-                        if (p->pid == 0) {
-                                i++;
-                                continue;
-                        }
-                        if (p->iv.active) {
-                                any = true;
-                                emit_summary(t, p, end, false);
-                        } else if (p->n_inflight == 0) {
-                                /* quiet for a whole interval with nothing in flight: forgotten, to come back
-                                 * fresh if it calls again (a process whose exit was not seen goes this way) */
-                                proc_remove(t, p);
-                                continue; /* another may have shifted into i */
-                        }
-                        interval_reset(p, end);
-                        i++;
-                }
+                struct interval_end ie = { .t = t, .end = t->next_summary };
+                id_table_filter(&t->procs, end_interval, &ie);
                 t->next_summary += interval;
-                if (!any && until >= t->next_summary) {
+                if (!ie.any && until >= t->next_summary) {
                         /* idle: skip the empty intervals at once */
                         uint64_t skip = (until - t->next_summary) / interval + 1;
                         t->next_summary += skip * interval;
-                        for (size_t i = 0; i < t->procs_cap; i++)
-                                if (t->procs[i].pid)
-                                        t->procs[i].interval_start = t->next_summary - interval;
+                        uint64_t start = t->next_summary - interval;
+                        id_table_filter(&t->procs, start_interval, &start);
                 }
         }
 }
 
+struct last_summary {
+        struct tracker *t;
+        uint64_t now;
+};
+
+static bool finish_interval(void *entry, void *userdata) {
+        struct proc *p = entry;
+        const struct last_summary *ls = userdata;
+        if (p->iv.active) {
+                emit_summary(ls->t, p, ls->now > p->interval_start ? ls->now : p->interval_start, true);
+                interval_reset(p, ls->now);
+        }
+        return false;
+}
+
 void tracker_finish(struct tracker *t, uint64_t now) {
         tracker_flush(t);
-        if (!t->opt.summary_interval_ns)
+        if (t->opt.summary_interval_ns)
+                id_table_filter(&t->procs, finish_interval, &(struct last_summary) { .t = t, .now = now });
+}
+
+void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns) {
+        t->opt.paths = paths;
+        if (summary_interval_ns == t->opt.summary_interval_ns)
                 return;
-        for (size_t i = 0; i < t->procs_cap; i++) {
-                struct proc *p = &t->procs[i];
-                if (p->pid && p->iv.active) {
-                        emit_summary(t, p, now > p->interval_start ? now : p->interval_start, true);
-                        interval_reset(p, now);
-                }
-        }
+        /* the interval in progress ends as the new length says; none started yet: the next tick starts one */
+        if (t->next_summary && summary_interval_ns)
+                t->next_summary = t->next_summary - t->opt.summary_interval_ns + summary_interval_ns;
+        else
+                t->next_summary = 0;
+        t->opt.summary_interval_ns = summary_interval_ns;
+}
+
+size_t tracker_inflight_total(const struct tracker *t) {
+        return t->used;
 }
 
 size_t tracker_inflight(struct tracker *t, uint32_t pid) {
@@ -672,11 +657,9 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
         /* a call ends at most max_iocbs requests, and its submit may evict or replace as many */
         t->pending_cap = 2 * (size_t) MAX(opt->max_iocbs_per_call, 1u) + 2;
         t->pending = calloc(t->pending_cap, sizeof(*t->pending));
-        t->procs_cap = 64;
-        t->procs = calloc(t->procs_cap, sizeof(*t->procs));
         t->n_buckets = 64;
         t->buckets = malloc(t->n_buckets * sizeof(*t->buckets));
-        if (!t->pending || !t->procs || !t->buckets ||
+        if (!t->pending || id_table_init(&t->procs, sizeof(struct proc), 64) < 0 || !t->buckets ||
             fdpath_cache_init(&t->paths, 4096, opt->proc_root) < 0) {
                 tracker_done(t);
                 return -ENOMEM;
@@ -691,17 +674,21 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
         return 0;
 }
 
+static bool free_latency(void *entry, void *userdata) {
+        free(((struct proc *) entry)->latency);
+        return false;
+}
+
 void tracker_done(struct tracker *t) {
         for (uint32_t n = t->nodes ? t->oldest : NIL; n != NIL; n = t->nodes[n].gnext)
                 path_str_unref(t->nodes[n].r.path);
         for (size_t i = 0; t->pending && i < t->n_pending; i++)
                 path_str_unref(t->pending[i].path);
-        for (size_t i = 0; t->procs && i < t->procs_cap; i++)
-                if (t->procs[i].pid)
-                        free(t->procs[i].latency);
+        if (t->procs.slots)
+                id_table_filter(&t->procs, free_latency, NULL);
+        id_table_done(&t->procs);
         free(t->nodes);
         free(t->buckets);
-        free(t->procs);
         free(t->pending);
         if (t->paths.slots)
                 fdpath_cache_done(&t->paths);

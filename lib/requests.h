@@ -8,6 +8,7 @@
 #include "call.h"
 #include "fdpath.h"
 #include "histogram.h"
+#include "idtable.h"
 
 /* How a request ended, as its record says. */
 enum request_kind {
@@ -136,9 +137,7 @@ struct tracker {
         size_t n_buckets; /* a power of two */
         size_t used;
 
-        struct proc *procs;
-        size_t procs_cap; /* a power of two */
-        size_t procs_used;
+        struct id_table procs; /* struct proc by pid */
 
         struct request *pending; /* ended during the call being handled, emitted after it */
         size_t n_pending, pending_cap;
@@ -168,5 +167,10 @@ void tracker_tick(struct tracker *t, uint64_t until);
 /* At the end of tracing: the summaries of the interval in progress. */
 void tracker_finish(struct tracker *t, uint64_t now);
 
+/* What a reload may change: whether paths are looked up, and the summaries' interval (the one in progress ends
+ * as the new length says). */
+void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns);
+/* Requests in flight now, in all. */
+size_t tracker_inflight_total(const struct tracker *t);
 /* Requests of a process in flight now (tests). */
 size_t tracker_inflight(struct tracker *t, uint32_t pid);

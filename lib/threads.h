@@ -6,11 +6,12 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "idtable.h"
 
-/* Per-thread state: the sys_enter waiting for its sys_exit, the newest record the rings hold for the thread,
- * and its command name.  Open addressing, sized up front; it grows only when threads pile up. */
+/* Per-thread state, in an id_table keyed by tid: the sys_enter waiting for its sys_exit, the newest record the
+ * rings hold for the thread, and its command name. */
 struct thread {
-        uint32_t tid; /* 0: empty slot */
+        uint32_t tid; /* the key: first */
         uint32_t pid;
         uint64_t newest_seen; /* newest record time indexed from the rings */
         uint64_t enter_time;
@@ -23,16 +24,16 @@ struct thread {
         char comm[16];
 };
 
-struct thread_table {
-        struct thread *slots;
-        size_t cap; /* a power of two */
-        size_t used;
-};
-
-int thread_table_init(struct thread_table *t, size_t cap);
-void thread_table_done(struct thread_table *t);
-struct thread *thread_find(struct thread_table *t, uint32_t tid);
+static inline int thread_table_init(struct id_table *t, size_t cap) {
+        return id_table_init(t, sizeof(struct thread), cap);
+}
+static inline struct thread *thread_find(struct id_table *t, uint32_t tid) {
+        return id_table_find(t, tid);
+}
 /* Find or insert; NULL only when memory for growing ran out. */
-struct thread *thread_get(struct thread_table *t, uint32_t tid);
-/* Drop idle threads (no call pending, nothing newer than `processed_up_to` in the rings). */
-void thread_table_sweep(struct thread_table *t, uint64_t processed_up_to);
+static inline struct thread *thread_get(struct id_table *t, uint32_t tid) {
+        return id_table_get(t, tid, NULL);
+}
+/* Drop idle threads (no call pending, nothing newer than `processed_up_to` in the rings).  When most are still
+ * live the table grows as well: otherwise every drain would sweep a table it cannot shrink. */
+void thread_table_sweep(struct id_table *t, uint64_t processed_up_to);

@@ -265,7 +265,7 @@ static void test_summaries(void) {
         n_sums = 0;
         tracker_tick(&t, 500000000);
         CHECK_EQ(n_sums, 0);
-        CHECK_EQ(t.procs_used, 1);
+        CHECK_EQ(t.procs.used, 1);
         CHECK_EQ(tracker_inflight(&t, 200), 1);
         CHECK(t.next_summary > 500000000 && t.next_summary <= 501000000);
         /* its end: the last summary, for the part of the interval it lived */
