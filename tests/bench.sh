@@ -80,12 +80,10 @@ run_traced() {
         kill -INT "$DAEMON_PID"
         wait "$DAEMON_PID" || fail "aiotraced exited with $?"
         DAEMON_PID=
-        local stats
-        stats=$(grep '^\[stats\]' "$out/trace.log")
         local calls records lost dropped cpu user system rss rings
-        calls=$(sed -n 's/.* calls = \([0-9]*\),.*/\1/p' <<<"$stats")
+        calls=$(stat_of "$out/trace.log" calls)
         records=$(sed -n 's/^aiotraced: \([0-9]*\) entries written to .*/\1/p' "$T/bench.err")
-        lost=$(sed -n 's/.* lost = \([0-9]*\),.*/\1/p' <<<"$stats")
+        lost=$(stat_of "$out/trace.log" lost)
         dropped=$(sed -n 's/^aiotraced: \([0-9]*\) entries could not be written.*/\1/p' "$T/bench.err")
         # the CPU while tracing: loading the programs (BTF relocations) is a cost of starting, paid once
         read -r cpu user system rss rings < <(sed -n 's/^aiotraced: cpu .* system, \([0-9.]*\) s of them while tracing (\([0-9.]*\) s user, \([0-9.]*\) s system); peak RSS \([0-9]*\) KiB (the rings: \([0-9]*\) KiB)$/\1 \2 \3 \4 \5/p' \

@@ -116,7 +116,7 @@ write_config "$T/d.conf" 'watch = ( { comm = "aio-faults"; } );' 'drain_interval
 AIOTRACED_ARGS="--dump $T/d.dump" start_daemon "$T/d.conf" "$T/d.out"
 "$WORKLOAD" --comm aio-faults --truth "$T/d.truth" --dir "$T/w1" --pause-us 10000 || fail "workload failed"
 stop_daemon "$T/d.out"
-read_records=$(sed -n 's/^\[stats\] records = \([0-9]*\),.*/\1/p' "$T/d.out")
+read_records=$(stat_of "$T/d.out" records)
 "$top_builddir/tests/bench-replay" "$T/d.dump" 0.01 >"$T/replay.out" || fail "bench-replay failed"
 head -1 "$T/replay.out"
 grep -q ": $read_records records (" "$T/replay.out" || fail "the dump does not hold the $read_records records read"

@@ -51,8 +51,8 @@ made=$(taskset -c 1 "$WORKLOAD" --comm aio-faults --bench 2 --file "$T/bench.dat
 [ -n "$made" ] || fail "the load did not run"
 wait_for "$C.out" '^\[info\] CPU 1 is traced again'
 stop_daemon "$C.out"
-samples=$(sed -n 's/^\[stats\].* samples = \([0-9]*\),.*/\1/p' "$C.out")
-lost=$(sed -n 's/^\[stats\].* lost = \([0-9]*\),.*/\1/p' "$C.out")
+samples=$(stat_of "$C.out" samples)
+lost=$(stat_of "$C.out" lost)
 grep '^\[lost\]' "$C.out" || true
 echo "across the return: $made calls made, $samples records read, $lost lost"
 # a record per call, and one for the process's end

@@ -1,7 +1,10 @@
 # Helpers for the tests that run against the real kernel.  Sourced; expects top_builddir and top_srcdir.
 set -u
 
-AIOTRACED=${top_builddir:?}/aiotraced
+# absolute: the tests change directory (and containers see the host's tree at the same paths)
+top_builddir=$(cd "${top_builddir:?}" && pwd)
+top_srcdir=$(cd "${top_srcdir:?}" && pwd)
+AIOTRACED=$top_builddir/aiotraced
 WORKLOAD=${top_builddir}/tests/aio-workload
 PYTHON3=${PYTHON3:-python3}
 T=$(mktemp -d /tmp/aiotraced-test.XXXXXX)
@@ -99,6 +102,21 @@ stop_daemon() {
         DAEMON_PID=
         [ "$rc" = 0 ] || { cat "$1.err"; fail "aiotraced exited with $rc"; }
         grep -q '\[stats\] ' "$1" || fail "no stats line at exit" # a line of its own, or a JSON message
+}
+
+copy_source() { # DEST: the source tree as git has it (with what is not ignored yet), or the tarball's tree
+        mkdir -p "$1"
+        if git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+                (cd "$top_srcdir" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$1"
+        else
+                tar -C "$top_srcdir" -cf - . | tar -xf - -C "$1"
+        fi
+        [ ! -f "$1/Makefile" ] || (cd "$1" && make -s distclean >/dev/null 2>&1)
+        [ -x "$1/configure" ] || (cd "$1" && autoreconf -fi >/dev/null 2>&1) || fail "autoreconf in the copy"
+}
+
+stat_of() { # FILE NAME: the [stats] line's value of NAME (the line alone, or as a JSON object's message)
+        sed -n "s/.*\[stats\] \(.*, \)\?$2 = \([0-9]*\)\(,.*\|\)$/\2/p; s/.*\[stats\] \(.*, \)\?$2 = \([0-9]*\)\(,.*\|\)\"}$/\2/p" "$1" | head -1
 }
 
 write_config() { # FILE, then config lines

@@ -84,8 +84,8 @@ scenarios() { # CAPTURE: bpf or remote-read
         [ "$cap" = bpf ] && per_call=1
         produced=$(( per_call * $(cat "$C".lost.*.truth | grep -c '^call ') + 10 ))
         sum=$(sed -n 's/^\[lost\] cpu [0-9]*: \([0-9]*\) records lost (.*)$/\1/p' "$C.lost.out" | awk '{s += $1} END {print s + 0}')
-        lost=$(sed -n 's/^\[stats\].* lost = \([0-9]*\),.*/\1/p' "$C.lost.out")
-        samples=$(sed -n 's/^\[stats\].* samples = \([0-9]*\),.*/\1/p' "$C.lost.out")
+        lost=$(stat_of "$C.lost.out" lost)
+        samples=$(stat_of "$C.lost.out" samples)
         echo "produced $produced, read $samples, lost $lost (in [lost] lines: $sum)"
         [ "$lost" -gt 0 ] || fail "a one-page ring nobody read did not overflow"
         [ "$sum" = "$lost" ] || fail "the [lost] lines say $sum, the stats line $lost"
@@ -144,7 +144,7 @@ else
         [ $rc = 0 ] || fail "workload failed"
         stop_daemon "$T/cost.out"
         compare --trace "$T/cost.out" --truth "$T/cost.truth" --strict
-        captured=$(sed -n 's/^\[stats\] .* captured = \([0-9]*\),.*/\1/p' "$T/cost.out")
+        captured=$(stat_of "$T/cost.out" captured)
         read -r runs ns_run < <(sed -n 's/^aiotraced: the in-kernel capture: \([0-9]*\) program runs, [0-9.]* s in the traced threads (\([0-9]*\) ns a run), measured while kernel.bpf_stats_enabled was 1$/\1 \2/p' \
                 "$T/cost.out.err")
         echo "captured $captured calls; the programs ran ${runs:-?} times, ${ns_run:-?} ns a run"

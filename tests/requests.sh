@@ -46,7 +46,7 @@ scenarios() { # CAPTURE: bpf or remote-read
         compare_requests --trace "$C.burst.out" --truth "$C.burst.truth" --per-process 4 $exact
         [ "$(grep -c 'request abandoned (evicted)' "$C.burst.out")" = 6 ] ||
                 fail "not 6 requests evicted"
-        grep -q '^\[stats\].* evicted = 6,' "$C.burst.out" || fail "the stats do not count 6 evicted"
+        [ "$(stat_of "$C.burst.out" evicted)" = 6 ] || fail "the stats do not count 6 evicted"
 
         echo "== $cap 3. a process killed with requests in flight: they end with it"
         write_config "$C.kill.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-requests"; } );' \
@@ -68,7 +68,7 @@ scenarios() { # CAPTURE: bpf or remote-read
                 [ "$(grep -c 'request abandoned (exec)' "$C.exec.out")" = 4 ] || fail "not 4 requests ended at the exec"
         else
                 # read afterwards, the exec is not seen (its new name is not watched): left in flight, and said so
-                grep -q '^\[stats\].* in_flight = 4,' "$C.exec.out" || fail "the 4 requests in flight are not counted"
+                [ "$(stat_of "$C.exec.out" in_flight)" = 4 ] || fail "the 4 requests in flight are not counted"
         fi
 
         echo "== $cap 5. real programs' idiom at full speed, as JSON lines: every request, summaries exact"

@@ -278,7 +278,7 @@ static void test_engine(void) {
 }
 
 int main(void) {
-        test_view();
-        test_engine();
+        RUN(test_view);
+        RUN(test_engine);
         return test_result("test-capture");
 }

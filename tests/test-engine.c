@@ -33,6 +33,7 @@ static void put_event(struct fake_ring *f, const struct event_desc *d, uint64_t 
 int main(void) {
         self_pid = (uint32_t) getpid();
         self_tid = (uint32_t) syscall(SYS_gettid);
+        CASE("two rings merged in time order, calls paired across CPUs, golden text");
         struct event_table *t = NULL;
         char error[512];
         if (event_table_load(fixture_dir(), 0, &t, error, sizeof(error)) < 0) {
@@ -132,6 +133,7 @@ int main(void) {
         CHECK_EQ(e.stats.unpaired_exit, 1);
         CHECK_EQ(e.stats.unmatched, 0);
 
+        CASE("a later record of the thread marks what was read stale");
         /* The thread has a later record in the rings by the time its submit is decoded: the memory may have
          * been reused, so every value read is marked. */
         outbuf_reset(&out);
@@ -145,6 +147,7 @@ int main(void) {
         CHECK_CONTAINS(out.data, "rw_flags = RWF_DSYNC [stale]\n");
         CHECK_EQ(e.stats.stale, 1 + 4); /* two pointers and two iocbs */
 
+        CASE("a hit recorded by two event sets counts once");
         /* The same hit recorded by two event sets (a set being replaced): counted once. */
         outbuf_reset(&out);
         uint64_t ret_destroy[] = { 0 };
@@ -154,6 +157,7 @@ int main(void) {
         CHECK_EQ(e.stats.duplicates, 1);
         CHECK_EQ(e.stats.calls, 5);
 
+        CASE("at the end, what the kernel counted and nobody read is a loss");
         /* At the end: what the kernel counted beyond what was read or reported is a loss, said once. */
         outbuf_reset(&out);
         uint64_t lost_before = e.stats.lost;

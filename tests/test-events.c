@@ -13,6 +13,7 @@ static const struct event_desc *find(const struct event_table *t, const char *na
 }
 
 int main(void) {
+        CASE("the fixtures' formats: every field at its offset");
         struct event_table *t = NULL;
         char error[512] = "";
         int r = event_table_load(fixture_dir(), EVENTS_FORK | EVENTS_EXEC, &t, error, sizeof(error));
@@ -72,6 +73,7 @@ int main(void) {
         CHECK(event_table_lookup(t, raw, 1) == NULL);
         event_table_free(t);
 
+        CASE("without the fork event; a tree without the formats");
         /* Without the fork event, and from a tree that lacks a format: a clear error naming the file. */
         r = event_table_load(fixture_dir(), 0, &t, error, sizeof(error));
         CHECK_EQ(r, 0);

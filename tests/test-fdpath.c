@@ -28,6 +28,7 @@ int main(void) {
         uint32_t pid = (uint32_t) getpid();
         const int fd = 77;
 
+        CASE("a path and its file's identity, from one open file");
         CHECK_EQ(open_at(dir, "a.dat", fd), fd);
         struct path_str *p = NULL;
         uint32_t mnt_a, mnt_b;
@@ -45,6 +46,7 @@ int main(void) {
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_a);
         path_str_unref(p);
+        CASE("cached: no new lookup");
         /* cached: no new lookup */
         uint64_t lookups = c.lookups;
         fdpath_lookup(&c, pid, fd, &during_a, 2, &p, &st);
@@ -52,6 +54,7 @@ int main(void) {
         CHECK_EQ(st, PATH_OK);
         path_str_unref(p);
 
+        CASE("an fd closed and reused for another file is told apart");
         /* the fd closed and reused for another file */
         close(fd);
         CHECK_EQ(open_at(dir, "b, \"odd\".dat", fd), fd);
@@ -69,6 +72,7 @@ int main(void) {
         CHECK_EQ(st, PATH_REUSED);
         CHECK(p == NULL);
 
+        CASE("without a capture: unverified, once per generation");
         /* without a capture: unverified, looked up at most once per generation */
         fdpath_lookup(&c, pid, fd, NULL, 5, &p, &st);
         CHECK_EQ(st, PATH_UNVERIFIED);
@@ -85,18 +89,21 @@ int main(void) {
         CHECK_STR(p ? p->s : NULL, path_a);
         path_str_unref(p);
 
+        CASE("closed since the call: the cache knows the file");
         /* closed since the call: the cache still knows the file the call used */
         close(fd);
         fdpath_lookup(&c, pid, fd, &during_a, 7, &p, &st);
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_a);
         path_str_unref(p);
+        CASE("an fd or a process gone before the lookup");
         /* an fd never seen, closed before it could be looked up; a process that does not exist */
         fdpath_lookup(&c, pid, fd + 1, &during_a, 7, &p, &st);
         CHECK_EQ(st, PATH_GONE);
         CHECK(p == NULL);
         fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 8, &p, &st);
         CHECK_EQ(st, PATH_GONE);
+        CASE("a failed lookup is remembered for its generation only");
         /* a failure is remembered for the rest of that generation only */
         lookups = c.lookups;
         fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 8, &p, &st);
@@ -105,6 +112,7 @@ int main(void) {
         fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 9, &p, &st);
         CHECK_EQ(c.lookups, lookups + 1);
 
+        CASE("a cached path outlives its entry");
         /* a cached path outlives the cache entry for whoever holds it */
         CHECK_EQ(open_at(dir, "a.dat", fd), fd);
         fdpath_lookup(&c, pid, fd, NULL, 9, &p, &st);

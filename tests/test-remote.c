@@ -10,6 +10,7 @@
 #include "test.h"
 
 int main(void) {
+        CASE("a child's memory, a guard page, a process gone");
         long page = sysconf(_SC_PAGESIZE);
         /* Mapped before the fork, so the child has the same layout: page 0 readable, page 1 unmapped. */
         uint8_t *m = mmap(NULL, 2 * (size_t) page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

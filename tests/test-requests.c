@@ -369,10 +369,10 @@ static void test_model(void) {
 }
 
 int main(void) {
-        test_lifecycle();
-        test_bounds();
-        test_unidentified();
-        test_summaries();
-        test_model();
+        RUN(test_lifecycle);
+        RUN(test_bounds);
+        RUN(test_unidentified);
+        RUN(test_summaries);
+        RUN(test_model);
         return test_result("test-requests");
 }

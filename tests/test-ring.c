@@ -157,10 +157,10 @@ static void test_absent_then_present(void) {
 }
 
 int main(void) {
-        test_samples_in_order();
-        test_absent_then_present();
-        test_wrapped_record();
-        test_lost_and_garbage();
-        test_bad_sizes();
+        RUN(test_samples_in_order);
+        RUN(test_absent_then_present);
+        RUN(test_wrapped_record);
+        RUN(test_lost_and_garbage);
+        RUN(test_bad_sizes);
         return test_result("test-ring");
 }

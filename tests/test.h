@@ -12,6 +12,9 @@
 static unsigned test_failures;
 static const char *test_case = "main"; /* the case running: every failure names it */
 
+/* A case within a longer scenario: the failures from here on name it. */
+#define CASE(name) (test_case = (name))
+
 /* Run one case: its name, then ok or FAIL. */
 #define RUN(fn)                                                                              \
         do {                                                                                 \
