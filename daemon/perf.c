@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "util.h"
 
 static int open_event(uint32_t type, uint64_t config, int cpu, unsigned wakeup_bytes) {
@@ -39,13 +40,9 @@ static void explain_open_error(int r, const char *system, const char *name, int 
                                size_t error_size) {
         if (r == -EACCES || r == -EPERM) {
                 char paranoid[16] = "?";
-                int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
-                if (fd >= 0) {
-                        ssize_t n = read(fd, paranoid, sizeof(paranoid) - 1);
-                        paranoid[n > 0 ? n : 0] = 0;
-                        paranoid[strcspn(paranoid, "\n")] = 0;
-                        close(fd);
-                }
+                if (read_small_file("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid)) <= 0)
+                        snprintf(paranoid, sizeof(paranoid), "?");
+                paranoid[strcspn(paranoid, "\n")] = 0;
                 snprintf(error, error_size,
                          "perf_event_open %s:%s on CPU %d: %s. Tracepoint samples of every process need root, or "
                          "CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), with kernel.perf_event_paranoid = %s; "

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "util.h"
 
 static void emit(struct engine *e, const struct entry *en) {
@@ -82,16 +83,11 @@ static void read_comm(const struct engine *e, struct thread *th) {
         /* /proc/TID works for any thread, listed or not, so the pid is not needed yet */
         snprintf(path, sizeof(path), "%s/%u/comm", e->opt.proc_root, th->tid);
         th->comm_known = true;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, th->comm, sizeof(th->comm) - 1) : -1;
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0) {
+        if (read_small_file(path, th->comm, sizeof(th->comm)) <= 0) {
                 /* gone before its first record was indexed: say so rather than guess */
                 snprintf(th->comm, sizeof(th->comm), "?");
                 return;
         }
-        th->comm[n] = 0;
         th->comm[strcspn(th->comm, "\n")] = 0;
 }
 

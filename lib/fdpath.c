@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "util.h"
 
 struct path_str *path_str_ref(struct path_str *p) {
@@ -51,13 +52,9 @@ void fdpath_cache_done(struct fdpath_cache *c) {
 static int own_fd_identity(int fd, uint32_t *ret_mnt_id, uint64_t *ret_ino) {
         char path[64], buf[512];
         snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-        _cleanup_(closep) int info = open(path, O_RDONLY | O_CLOEXEC);
-        if (info < 0)
-                return -errno;
-        ssize_t n = read(info, buf, sizeof(buf) - 1);
+        ssize_t n = read_small_file(path, buf, sizeof(buf));
         if (n <= 0)
-                return n < 0 ? -errno : -EIO;
-        buf[n] = 0;
+                return n < 0 ? (int) n : -EIO;
         const char *m = strstr(buf, "mnt_id:"), *i = strstr(buf, "\nino:");
         if (!m || !i)
                 return -EPROTO; /* a kernel before 5.14 does not show ino */

@@ -7,16 +7,17 @@
 #include "entry.h"
 #include "outbuf.h"
 
-/* The journal's schema (doc/journal-fields.md): one entry per call, loss, drop or daemon event. */
-#define MESSAGE_ID_CALL "5e7d0b7a6c2f4b1e9a3d8c41f0b2a6e1"
-#define MESSAGE_ID_LOST "9c1f3e2a7b5d4c8e8f0a1b2c3d4e5f61"
-#define MESSAGE_ID_DROPPED "2b8e4f6a1c3d4e5f9a0b7c6d5e4f3a21"
-#define MESSAGE_ID_STARTED "7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02"
-#define MESSAGE_ID_STOPPED "4f6e8d0c2b4a4968a7b6c5d4e3f2a103"
-#define MESSAGE_ID_RELOADED "1d3f5b7a9c2e4f60b8d6a4c2e0f8b604"
-#define MESSAGE_ID_INFO "8e0a2c4e6f1b4d3a9c7e5a3c1e9f7b05"
-#define MESSAGE_ID_REQUEST "3c9e1a7f5b2d4e8a9f6c0b1d2e3a4f52"
-#define MESSAGE_ID_SUMMARY "6b2d8f4a0c1e4937b5a6d7e8f9c0a163"
+/* The journal's MESSAGE_IDs (made with systemd-id128 new; explained in systemd/aiotraced.catalog, listed in the
+ * README's journal fields): one per kind of entry. */
+#define MESSAGE_ID_CALL "b0f6e50e82354737904d93ee3e91c53e"
+#define MESSAGE_ID_LOST "9b685a297a104ca3aa8448b63f089a18"
+#define MESSAGE_ID_DROPPED "17a5747dddd649c89ea17cba761c0b6a"
+#define MESSAGE_ID_STARTED "61b2eff4723e4dc08f4bf5aaaf9f5d30"
+#define MESSAGE_ID_STOPPED "8c47d1cf7b484c958fac3d196e1b1bd7"
+#define MESSAGE_ID_RELOADED "3cd7459aaa3647c88c228785cdac866c"
+#define MESSAGE_ID_INFO "372fea0230944b24afa420c5d20158c9"
+#define MESSAGE_ID_REQUEST "daf67091c6974a4084e966bba1b19746"
+#define MESSAGE_ID_SUMMARY "adcec88b8d6f4f368b3ac88e7f33c99f"
 
 /* An entry as journal fields, appended to b as a sequence of { uint32_t length; "NAME=value" } with
  * nothing between them; the text of MESSAGE is the text layout's, without its last newline.  Returns the

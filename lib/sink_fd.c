@@ -30,6 +30,8 @@ void sink_freep(struct sink **s) {
 
 static int fd_flush(struct sink *s) {
         struct sink_fd *f = (struct sink_fd *) s;
+        /* the wall clock may have been stepped (or the machine suspended): "ts" follows it from batch to batch */
+        f->format.realtime_offset_ns = json_realtime_offset();
         size_t off = 0;
         int r = 0;
         while (off < f->buf.len) {

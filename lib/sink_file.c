@@ -125,6 +125,8 @@ static int write_drop_report(struct sink_file *f) {
 
 static int file_flush(struct sink *s) {
         struct sink_file *f = (struct sink_file *) s;
+        /* the wall clock may have been stepped (or the machine suspended): "ts" follows it from batch to batch */
+        f->format.realtime_offset_ns = json_realtime_offset();
         int r = 0;
         if (f->fd < 0)
                 r = file_open(f);

@@ -74,7 +74,7 @@ def split_fields(s):
     return fields, marked
 
 
-MESSAGE_ID_CALL = '5e7d0b7a6c2f4b1e9a3d8c41f0b2a6e1'
+MESSAGE_ID_CALL = 'b0f6e50e82354737904d93ee3e91c53e'
 
 
 def journal_lines(path):

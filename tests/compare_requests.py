@@ -15,8 +15,8 @@ import sys
 
 from compare import OPS, Failure, Tally, hx, parse_truth, report
 
-MESSAGE_ID_REQUEST = '3c9e1a7f5b2d4e8a9f6c0b1d2e3a4f52'
-MESSAGE_ID_SUMMARY = '6b2d8f4a0c1e4937b5a6d7e8f9c0a163'
+MESSAGE_ID_REQUEST = 'daf67091c6974a4084e966bba1b19746'
+MESSAGE_ID_SUMMARY = 'adcec88b8d6f4f368b3ac88e7f33c99f'
 READS, WRITES = {0, 7}, {1, 8}
 # the tracer's interval (enter of io_submit to exit of the reaping call) lies inside the workload's (clock read
 # before io_submit to clock read after it returned): never longer, give or take the clocks' reading

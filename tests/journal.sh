@@ -30,7 +30,7 @@ mkdir -p "$T/w1" "$T/w2"
 started() { # until the daemon's "started" entry is in the journal
         for _ in $(seq 500); do
                 journalctl --sync
-                journalctl -D /run/log/journal _PID="$DAEMON_PID" MESSAGE_ID=7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02 -q |
+                journalctl -D /run/log/journal _PID="$DAEMON_PID" MESSAGE_ID=61b2eff4723e4dc08f4bf5aaaf9f5d30 -q |
                         grep -q . && return 0
                 kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.err"; fail "aiotraced exited at start"; }
                 sleep 0.01
@@ -68,8 +68,8 @@ for cap in bpf remote-read; do
 e = [json.loads(l) for l in open(sys.argv[1])]
 assert len(e) == 1 and int(e[0]["AIO_LATENCY_NSEC"]) > 0 and e[0]["AIO_REQUEST"] == "completed", e' "$T/c.json" ||
                 fail "journalctl AIO_PATH=... AIO_OP=pwrite does not give the one write"
-        grep -q '"MESSAGE_ID":"7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02"' "$T/$cap.json" || fail "no started entry"
-        grep -q '"MESSAGE_ID":"4f6e8d0c2b4a4968a7b6c5d4e3f2a103"' "$T/$cap.json" || fail "no stopped entry"
+        grep -q '"MESSAGE_ID":"61b2eff4723e4dc08f4bf5aaaf9f5d30"' "$T/$cap.json" || fail "no started entry"
+        grep -q '"MESSAGE_ID":"8c47d1cf7b484c958fac3d196e1b1bd7"' "$T/$cap.json" || fail "no stopped entry"
 done
 
 # made = the calls the workloads recorded + started + stopped + stats; the ring is large enough to lose nothing.

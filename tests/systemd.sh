@@ -85,8 +85,8 @@ entries = [json.loads(l) for l in open(sys.argv[1])]
 ours = [e for e in entries if e.get('SYSLOG_IDENTIFIER') == 'aiotraced']
 bad = [e for e in ours if e.get('_SYSTEMD_UNIT') != 'aiotraced.service']
 ids = {e.get('MESSAGE_ID') for e in ours}
-need = {'7a3c5e1f9b2d4a6c8e0f1a3b5c7d9e02': 'started', '1d3f5b7a9c2e4f60b8d6a4c2e0f8b604': 'reloaded',
-        '4f6e8d0c2b4a4968a7b6c5d4e3f2a103': 'stopped'}
+need = {'61b2eff4723e4dc08f4bf5aaaf9f5d30': 'started', '3cd7459aaa3647c88c228785cdac866c': 'reloaded',
+        '8c47d1cf7b484c958fac3d196e1b1bd7': 'stopped'}
 refused = [e for e in ours if 'reload refused' in str(e.get('MESSAGE')) and e.get('PRIORITY') == '3']
 print(f'{len(ours)} entries of the unit; kinds seen: {sorted(need[i] for i in ids if i in need)}')
 sys.exit(1 if bad or not refused or any(i not in ids for i in need) else 0)
