@@ -625,6 +625,31 @@ static void run_hold(bool then_exec) {
                 pause();
 }
 
+static void usage(FILE *f) {
+        fprintf(f,
+                "Usage: aio-workload [OPTIONS]\n"
+                "Make native AIO calls with raw syscalls and write the ground truth of each to --truth, for the tests to\n"
+                "compare aiotraced's output with.  One mode a run:\n"
+                "  (default)                every kind of call once: reads, writes, vectored, fsync, poll, a cancel,\n"
+                "                           io_destroy with a request in flight, failing calls and unmapped pointers;\n"
+                "                           memory handed to the kernel is never reused, so any reader can be exact\n"
+                "  --idiom THREADS          as real programs: THREADS threads at full speed, stack-local iocb arrays,\n"
+                "    [--rounds N]           pooled iocbs, one event buffer reused at once (N rounds each)\n"
+                "  --burst N                N requests in flight at once, then reaped (for the in-flight bounds)\n"
+                "  --hold                   requests in flight, then wait to be killed (prints \"holding\")\n"
+                "  --exec                   requests in flight, then exec sleep: they end with the old memory\n"
+                "  --bench SECONDS --file F O_DIRECT 4 KiB random reads of F, --depth N in flight (16), up to\n"
+                "    [--depth N] [--batch N] --batch N a call (16); prints calls, iocbs, seconds and IOPS\n"
+                "Options:\n"
+                "  --truth FILE             where the ground truth goes (/dev/null)\n"
+                "  --dir DIR                where the files are made (/tmp)\n"
+                "  --comm NAME              the command name to run under (prctl PR_SET_NAME)\n"
+                "  --pause-us N             sleep between calls\n"
+                "  --start-delay-ms N       sleep before the first call\n"
+                "  --thread-delay-ms N      sleep in a second thread before its first call\n"
+                "  --linger-ms N            stay alive after the last call (a reader of memory may still come)\n");
+}
+
 int main(int argc, char **argv) {
         static const struct option options[] = {
                 { "truth", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
@@ -634,7 +659,8 @@ int main(int argc, char **argv) {
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
-                { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' }, {},
+                { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' },
+                { "help", no_argument, NULL, 'h' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
@@ -692,10 +718,11 @@ int main(int argc, char **argv) {
                 case 'F':
                         bench_file = optarg;
                         break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
                 default:
-                        fprintf(stderr, "usage: aio-workload [--truth FILE] [--dir DIR] [--comm NAME] "
-                                        "[--pause-us N] [--linger-ms N] [--hold] [--exec] [--idiom THREADS [--rounds N]] "
-                                        "[--burst N] [--bench SECONDS --file F [--depth N] [--batch N]]\n");
+                        usage(stderr);
                         return 2;
                 }
         if (bench_secs) {

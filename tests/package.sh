@@ -13,12 +13,7 @@ done
 [ -d /sys/fs/cgroup/systemd ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || { echo "SKIP: no cgroup hierarchy for nspawn"; exit 77; }
 
 echo "== dpkg-buildpackage -us -uc -b, from a copy of the source"
-mkdir "$T/src"
-if git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1; then
-        (cd "$top_srcdir" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$T/src"
-else
-        tar -C "$top_srcdir" -cf - . | tar -xf - -C "$T/src"
-fi
+copy_source "$T/src"
 # the unit tests ran in the suite already
 (cd "$T/src" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 ||
         { tail -40 "$T/build.log"; fail "dpkg-buildpackage failed"; }

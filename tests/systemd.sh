@@ -22,7 +22,7 @@ cat "$T/verify.err"
 [ -s "$T/verify.err" ] && fail "systemd-analyze verify complained"
 
 echo "== the man pages render without a warning"
-for m in "$top_srcdir/man/aiotraced.8" "$top_srcdir/man/aiotraced.conf.5"; do
+for m in "$top_builddir/man/aiotraced.8" "$top_builddir/man/aiotraced.conf.5"; do
         if command -v groff >/dev/null; then
                 w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
                 [ -z "$w" ] || fail "$m: $w"

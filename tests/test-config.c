@@ -198,7 +198,7 @@ static void test_comm_patterns(void) {
 static void test_man_page(void) {
         char path[4096], line[1024];
         const char *src = getenv("top_srcdir");
-        snprintf(path, sizeof(path), "%s/man/aiotraced.conf.5", src ? src : ".");
+        snprintf(path, sizeof(path), "%s/man/aiotraced.conf.5.in", src ? src : ".");
         FILE *f = fopen(path, "re");
         CHECK(f != NULL);
         if (!f)

@@ -10,7 +10,7 @@ dir=${FUZZ_DIR:-$build/fuzz}
 mkdir -p "$dir/obj"
 cc=${FUZZ_CC:-clang}
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-cflags="-g -O1 -Wall -Wextra -Wno-unused-parameter $san -fsanitize=fuzzer-no-link -include $build/autoconfig.h -I$src/lib -I$src/bpf -DSYSCONFDIR=\"/etc\"
+cflags="-g -O1 -Wall -Wextra -Wno-unused-parameter $san -fsanitize=fuzzer-no-link -include $build/autoconfig.h -I$src/lib -I$src/bpf
         $(pkg-config --cflags libtraceevent libconfig libsystemd)"
 export LSAN_OPTIONS="suppressions=$src/tests/fuzz/lsan.supp:${LSAN_OPTIONS:-}"
 libs="$(pkg-config --libs libtraceevent libconfig libsystemd) -lpthread"
