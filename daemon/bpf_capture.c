@@ -314,6 +314,13 @@ uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_
         return c->percpu[cpu];
 }
 
+const uint64_t *bpf_capture_counters(const struct bpf_capture *c, enum capture_counter which) {
+        uint32_t key = which;
+        if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &key, c->percpu) < 0)
+                memset(c->percpu, 0, (size_t) c->n_possible * sizeof(uint64_t));
+        return c->percpu;
+}
+
 int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns) {
         uint64_t runs = 0, ns = 0;
         struct bpf_program *prog;
@@ -362,6 +369,10 @@ void bpf_capture_stop(struct bpf_capture *c) {
 
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
         return 0;
+}
+
+const uint64_t *bpf_capture_counters(const struct bpf_capture *c, enum capture_counter which) {
+        return NULL;
 }
 
 int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns) {

@@ -31,6 +31,8 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
 void bpf_capture_stop(struct bpf_capture *c);
 /* The programs' counter of this CPU (enum capture_counter). */
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which);
+/* The same of every possible CPU at once, by CPU number, in n_possible values (0: none could be read). */
+const uint64_t *bpf_capture_counters(const struct bpf_capture *c, enum capture_counter which);
 /* What the programs have cost the threads they ran in: runs and nanoseconds, summed over the programs.  The
  * kernel counts both only while the sysctl kernel.bpf_stats_enabled is 1 (it costs a clock read or two a run),
  * so both are 0 if it never was. */

@@ -672,6 +672,12 @@ static int on_turn(sd_event_source *s, void *userdata) {
         struct daemon *d = userdata;
         if (!d->wake)
                 return 0;
+        if (d->capture) {
+                /* what the programs could not write: known now, where the kernel's LOST record comes late */
+                const uint64_t *failed = bpf_capture_counters(d->capture, CAPTURE_CNT_OUTPUT_FAILED);
+                for (size_t i = 0; i < d->perf.n_cpus; i++)
+                        engine_note_dropped(&d->engine, i, failed[d->perf.cpus[i].cpu]);
+        }
         bool held = engine_drain(&d->engine, now_ns() - MERGE_MARGIN_NS);
         sink_flush(d->sink);
         /* Come back for what was too recent to order, without waiting for the tick; but not again after that

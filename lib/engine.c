@@ -42,8 +42,9 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 e->opt.proc_root = "/proc";
         e->cursors = calloc(n_rings ? n_rings : 1, sizeof(*e->cursors));
         e->lost_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_per_ring));
+        e->lost_noted = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_noted));
         e->samples_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->samples_per_ring));
-        if (!e->cursors || !e->lost_per_ring || !e->samples_per_ring)
+        if (!e->cursors || !e->lost_per_ring || !e->lost_noted || !e->samples_per_ring)
                 goto fail;
         if (thread_table_init(&e->threads, 1024) < 0)
                 goto fail;
@@ -72,6 +73,8 @@ void engine_done(struct engine *e) {
         id_table_done(&e->threads);
         free(e->cursors);
         free(e->lost_per_ring);
+        free(e->lost_noted);
+        e->lost_noted = NULL;
         free(e->samples_per_ring);
         e->cursors = NULL;
         e->lost_per_ring = NULL;
@@ -248,8 +251,16 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
 static void report_lost(struct engine *e, size_t ring, uint64_t time, uint64_t lost, bool unwritten) {
         e->stats.lost += lost;
         e->lost_per_ring[ring] += lost;
+        engine_note_dropped(e, ring, e->lost_per_ring[ring]);
         emit(e, &(struct entry) { .kind = ENTRY_LOST, .time = time, .cpu = (uint32_t) e->rings[ring].cpu, .lost = lost,
                                   .lost_unwritten = unwritten });
+}
+
+void engine_note_dropped(struct engine *e, size_t ring, uint64_t dropped_total) {
+        if (dropped_total <= e->lost_noted[ring])
+                return;
+        tracker_note_lost(&e->tracker, dropped_total - e->lost_noted[ring]);
+        e->lost_noted[ring] = dropped_total;
 }
 
 void engine_account_lost(struct engine *e, size_t ring, uint64_t produced) {

@@ -45,6 +45,7 @@ struct engine {
         struct ring *rings;
         struct ring_cursor *cursors;
         uint64_t *lost_per_ring;    /* reported by PERF_RECORD_LOST */
+        uint64_t *lost_noted;       /* per ring: what the summaries were told of, by either account */
         uint64_t *samples_per_ring; /* read, whatever they turned out to be */
         size_t n_rings;
         const struct event_table *events;
@@ -71,6 +72,11 @@ bool engine_drain(struct engine *e, uint64_t until);
  * those neither read nor reported by a LOST record were dropped when the ring was full and no later record
  * came to carry the LOST record.  Reports them as a loss of that CPU. */
 void engine_account_lost(struct engine *e, size_t ring, uint64_t produced);
+
+/* What a ring's writer counted it could not write so far (the capture's programs count their failed outputs):
+ * known before the kernel's LOST record comes, which it writes only once the ring has room again.  The
+ * summaries of the interval say so at once; the LOST record, when it comes, is not counted for them twice. */
+void engine_note_dropped(struct engine *e, size_t ring, uint64_t dropped_total);
 
 /* At the end of tracing, after the last drain: the summaries of the interval in progress. */
 void engine_finish(struct engine *e, uint64_t now);

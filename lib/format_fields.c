@@ -150,4 +150,6 @@ void summary_fields(struct field_writer *w, const struct proc_summary *s) {
         }
         if (s->last)
                 w->word(w, FIELD_NAME("SUMMARY_LAST", "summary_last"), "yes");
+        if (s->records_lost)
+                w->u64(w, FIELD_NAME("RECORDS_LOST", "records_lost"), s->records_lost);
 }

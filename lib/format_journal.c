@@ -205,7 +205,8 @@ unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_io
         case ENTRY_SUMMARY: {
                 struct journal_fields jf = journal_fields(b, &n);
                 bool req = e->kind == ENTRY_REQUEST;
-                common(b, &n, req ? MESSAGE_ID_REQUEST : MESSAGE_ID_SUMMARY, req ? request_priority(e->request) : 6);
+                common(b, &n, req ? MESSAGE_ID_REQUEST : MESSAGE_ID_SUMMARY,
+                       req ? request_priority(e->request) : e->summary->records_lost ? 4 : 6);
                 message(b, &n, e, max_iocbs);
                 field_u64(b, &n, NAME("OBJECT_PID"), req ? e->request->pid : e->summary->pid);
                 if (req)

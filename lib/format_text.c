@@ -431,7 +431,15 @@ static void format_summary(struct outbuf *b, const struct proc_summary *s) {
         outbuf_u64(b, ns / 1000000000u);
         outbuf_putc(b, '.');
         outbuf_frac9(b, ns);
-        outbuf_puts(b, s->last ? " s (the last): " : " s: ");
+        outbuf_puts(b, s->last ? " s (the last" : " s");
+        if (s->records_lost) {
+                outbuf_puts(b, s->last ? "; " : " (");
+                outbuf_puts(b, "incomplete: ");
+                outbuf_u64(b, s->records_lost);
+                outbuf_puts(b, " records lost meanwhile)");
+        } else if (s->last)
+                outbuf_putc(b, ')');
+        outbuf_puts(b, ": ");
         put_by_op(b, "submitted = ", iv->submitted);
         put_by_op(b, ", completed = ", iv->completed);
         const struct {

@@ -521,7 +521,8 @@ static void emit_summary(struct tracker *t, struct proc *p, uint64_t end, bool l
         if (t->cb.summary)
                 t->cb.summary(t->cb.userdata, &(struct proc_summary) {
                         .pid = p->pid, .comm = p->comm, .start = start, .end = end, .iv = &p->iv,
-                        .inflight = p->n_inflight, .latency = p->latency, .last = last });
+                        .inflight = p->n_inflight, .latency = p->latency, .last = last,
+                        .records_lost = t->interval_lost });
 }
 
 static void interval_reset(struct proc *p, uint64_t start) {
@@ -588,6 +589,7 @@ void tracker_tick(struct tracker *t, uint64_t until) {
         while (until >= t->next_summary) {
                 struct interval_end ie = { .t = t, .end = t->next_summary };
                 id_table_filter(&t->procs, end_interval, &ie);
+                t->interval_lost = 0;
                 t->next_summary += interval;
                 if (!ie.any && until >= t->next_summary) {
                         /* idle: skip the empty intervals at once */
@@ -618,6 +620,10 @@ void tracker_finish(struct tracker *t, uint64_t now) {
         tracker_flush(t);
         if (t->opt.summary_interval_ns)
                 id_table_filter(&t->procs, finish_interval, &(struct last_summary) { .t = t, .now = now });
+}
+
+void tracker_note_lost(struct tracker *t, uint64_t records) {
+        t->interval_lost += records;
 }
 
 void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns) {

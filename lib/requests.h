@@ -101,6 +101,7 @@ struct proc_summary {
         uint32_t inflight; /* at the end */
         const struct histogram *latency;
         bool last; /* the process ended (or tracing did) */
+        uint64_t records_lost; /* records lost, on any CPU, during the interval: its counts may be short */
 };
 
 struct tracker_callbacks {
@@ -146,6 +147,7 @@ struct tracker {
         uint64_t destroy_time;
 
         uint64_t next_summary; /* 0: not started */
+        uint64_t interval_lost; /* records lost in the interval in progress */
 };
 
 int tracker_init(struct tracker *t, const struct tracker_options *opt, const struct tracker_callbacks *cb,
@@ -161,6 +163,9 @@ void tracker_flush(struct tracker *t);
 /* A process exited (every request of it abandoned, its last summary written) or exec'd (its contexts are gone
  * with its old memory). */
 void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why);
+
+/* Records the kernel (or the capture) dropped: the summaries of the interval in progress say so. */
+void tracker_note_lost(struct tracker *t, uint64_t records);
 
 /* Summaries of every interval that ended by `until`, for each process that did AIO in it. */
 void tracker_tick(struct tracker *t, uint64_t until);

@@ -24,7 +24,8 @@ LATENCY_SLACK_NS = 20000
 LATENCY_MEDIAN_GAP_NS = 200000
 
 REQ = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)\] request (?P<kind>\w+)(?: \((?P<end>[^)]*)\))?: (?P<rest>.*)$')
-SUM = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)\] summary over (?P<secs>[\d.]+) s(?P<last> \(the last\))?: '
+SUM = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)\] summary over (?P<secs>[\d.]+) s'
+                 r'(?: \((?P<last>the last)?(?:; )?(?:incomplete: (?P<records_lost>\d+) records lost meanwhile)?\))?: '
                  r'(?P<rest>.*)$')
 
 
