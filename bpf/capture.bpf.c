@@ -141,10 +141,18 @@ struct {
 /* Watched pids (every thread of them) and tids. */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, 4096);
+        __uint(max_entries, CAPTURE_MAX_IDS);
         __type(key, __u32);
         __type(value, __u8);
 } watch_ids SEC(".maps");
+
+/* Watched exact command names: one lookup, however many. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, CAPTURE_MAX_NAMES);
+        __type(key, struct capture_comm);
+        __type(value, __u8);
+} watch_names SEC(".maps");
 
 struct glob {
         char pat[CAPTURE_GLOB_SIZE];
@@ -233,8 +241,8 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
         int listed = watched_by_list(&w);
         if (listed >= 0 || !w)
                 return listed > 0;
-        __u32 n_globs = w->n_globs, generation = w->generation;
-        if (n_globs == 0)
+        __u32 n_globs = w->n_globs, n_names = w->n_names, generation = w->generation;
+        if (n_globs == 0 && n_names == 0)
                 return 0;
 
         char comm[GLOB_COMM_SIZE];
@@ -244,14 +252,21 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
         struct scratch *s = scratch_of(l);
         if (!s)
                 return 0;
-        __builtin_memcpy(s->g.str, comm, GLOB_COMM_SIZE);
-        if (n_globs > CAPTURE_MAX_GLOBS)
-                n_globs = CAPTURE_MAX_GLOBS;
         s->b.matched = 0;
-        bpf_loop(n_globs, match_one, l, 0);
-        s = scratch_of(l);
-        if (!s)
-                return 0;
+        if (n_names) {
+                struct capture_comm key = {};
+                __builtin_memcpy(key.comm, comm, sizeof(key.comm));
+                s->b.matched = bpf_map_lookup_elem(&watch_names, &key) != 0;
+        }
+        if (!s->b.matched && n_globs) {
+                __builtin_memcpy(s->g.str, comm, GLOB_COMM_SIZE);
+                if (n_globs > CAPTURE_MAX_GLOBS)
+                        n_globs = CAPTURE_MAX_GLOBS;
+                bpf_loop(n_globs, match_one, l, 0);
+                s = scratch_of(l);
+                if (!s)
+                        return 0;
+        }
         if (!ts)
                 return s->b.matched;
         __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);

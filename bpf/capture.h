@@ -108,13 +108,23 @@ enum capture_counter {
         _CAPTURE_CNT_MAX,
 };
 
-#define CAPTURE_MAX_GLOBS 16
+/* What the watch list may hold with the capture (the config refuses more). */
+#define CAPTURE_MAX_NAMES 1024 /* exact command names, looked up in a hash */
+#define CAPTURE_MAX_GLOBS 64   /* globs, tried in turn once per thread and name */
+#define CAPTURE_MAX_IDS 4096   /* pids */
 #define CAPTURE_GLOB_SIZE 64
+#define CAPTURE_COMM_SIZE 16
+
+struct capture_comm {
+        char comm[CAPTURE_COMM_SIZE]; /* NUL-padded */
+};
 
 /* What the program selects, set by the daemon; bumping generation forgets the per-thread verdicts. */
 struct capture_watch {
         capture_u32 all; /* every process */
         capture_u32 n_globs;
         capture_u32 generation;
-        capture_u32 n_ids; /* pids and tids in the watch_ids map */
+        capture_u32 n_ids;   /* pids in the watch_ids map */
+        capture_u32 n_names; /* exact names in the watch_names map */
+        capture_u32 reserved;
 };

@@ -234,54 +234,67 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
         return 0;
 }
 
-static bool config_watches_pid(const struct config *cfg, uint32_t pid) {
-        for (size_t i = 0; cfg && i < cfg->n_watch; i++)
-                if (cfg->watch[i].kind == WATCH_PID && (uint32_t) cfg->watch[i].pid == pid)
+/* Whether the config (NULL: none) lists this key of the ids map (a pid) or of the names map (an exact comm). */
+static bool config_lists(const struct config *cfg, bool names, const void *key) {
+        for (size_t i = 0; cfg && i < cfg->n_watch; i++) {
+                const struct watch *w = &cfg->watch[i];
+                if (!names && w->kind == WATCH_PID && (uint32_t) w->pid == *(const uint32_t *) key)
                         return true;
+                if (names && w->kind == WATCH_COMM &&
+                    strncmp(w->comm, ((const struct capture_comm *) key)->comm, CAPTURE_COMM_SIZE) == 0)
+                        return true;
+        }
         return false;
 }
 
-/* Drop from the watch_ids map every id the config does not list (all of them: NULL). */
-static void drop_ids(int ids, const struct config *keep) {
-        uint32_t key, stale[256];
+/* Drop from a map every key the config does not list (all of them: NULL). */
+static void drop_keys(int map, size_t key_size, bool names, const struct config *keep) {
+        uint8_t key[CAPTURE_COMM_SIZE], cur[CAPTURE_COMM_SIZE], stale[64][CAPTURE_COMM_SIZE];
         size_t n_stale;
         do {
                 n_stale = 0;
                 void *prev = NULL;
-                uint32_t cur;
-                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(ids, prev, &key) == 0) {
-                        cur = key;
-                        prev = &cur;
-                        if (!config_watches_pid(keep, key))
-                                stale[n_stale++] = key;
+                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(map, prev, key) == 0) {
+                        memcpy(cur, key, key_size);
+                        prev = cur;
+                        if (!config_lists(keep, names, key))
+                                memcpy(stale[n_stale++], key, key_size);
                 }
                 for (size_t i = 0; i < n_stale; i++)
-                        (void) bpf_map_delete_elem(ids, &stale[i]);
+                        (void) bpf_map_delete_elem(map, stale[i]);
         } while (n_stale == ELEMENTSOF(stale));
 }
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
         struct capture_watch w = { .all = cfg->n_watch == 0, .generation = ++c->generation };
-        int ids = bpf_map__fd(c->skel->maps.watch_ids), globs = bpf_map__fd(c->skel->maps.watch_globs);
+        int ids = bpf_map__fd(c->skel->maps.watch_ids), names = bpf_map__fd(c->skel->maps.watch_names),
+            globs = bpf_map__fd(c->skel->maps.watch_globs);
         for (size_t i = 0; i < cfg->n_watch; i++) {
                 const struct watch *wa = &cfg->watch[i];
+                uint8_t one = 1;
                 int r = 0;
                 if (wa->kind == WATCH_PID) {
                         uint32_t pid = (uint32_t) wa->pid;
-                        uint8_t one = 1;
-                        if (bpf_map_update_elem(ids, &pid, &one, BPF_ANY) < 0)
-                                r = -errno;
+                        r = w.n_ids < CAPTURE_MAX_IDS ? bpf_map_update_elem(ids, &pid, &one, BPF_ANY) : -E2BIG;
                         w.n_ids++;
-                } else if (w.n_globs == CAPTURE_MAX_GLOBS) {
-                        snprintf(error, error_size, "the in-kernel capture takes at most %d comm patterns",
-                                 CAPTURE_MAX_GLOBS);
-                        return -E2BIG;
+                } else if (wa->kind == WATCH_COMM) {
+                        struct capture_comm key = {};
+                        memcpy(key.comm, wa->comm, strnlen(wa->comm, CAPTURE_COMM_SIZE - 1));
+                        r = w.n_names < CAPTURE_MAX_NAMES ? bpf_map_update_elem(names, &key, &one, BPF_ANY) : -E2BIG;
+                        w.n_names++;
                 } else {
                         char pat[CAPTURE_GLOB_SIZE] = {};
                         snprintf(pat, sizeof(pat), "%s", wa->comm);
-                        if (bpf_map_update_elem(globs, &w.n_globs, pat, BPF_ANY) < 0)
-                                r = -errno;
+                        r = w.n_globs < CAPTURE_MAX_GLOBS ? bpf_map_update_elem(globs, &w.n_globs, pat, BPF_ANY) : -E2BIG;
                         w.n_globs++;
+                }
+                if (r == -1)
+                        r = -errno;
+                if (r == -E2BIG) {
+                        /* config_load refuses such a list: only a caller that skipped it gets here */
+                        snprintf(error, error_size, "the in-kernel capture takes at most %d pids, %d exact names "
+                                 "and %d globs", CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES, CAPTURE_MAX_GLOBS);
+                        return r;
                 }
                 if (r < 0) {
                         snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
@@ -294,8 +307,9 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
                 snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
                 return r;
         }
-        /* Only now, so that a pid watched before and after is never unwatched. */
-        drop_ids(ids, cfg);
+        /* Only now, so that what is watched before and after is never unwatched. */
+        drop_keys(ids, sizeof(uint32_t), false, cfg);
+        drop_keys(names, sizeof(struct capture_comm), true, cfg);
         return 0;
 }
 
@@ -303,7 +317,8 @@ void bpf_capture_stop(struct bpf_capture *c) {
         struct capture_watch none = { .generation = ++c->generation };
         uint32_t zero = 0;
         (void) bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &none, BPF_ANY);
-        drop_ids(bpf_map__fd(c->skel->maps.watch_ids), NULL);
+        drop_keys(bpf_map__fd(c->skel->maps.watch_ids), sizeof(uint32_t), false, NULL);
+        drop_keys(bpf_map__fd(c->skel->maps.watch_names), sizeof(struct capture_comm), true, NULL);
 }
 
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {

@@ -28,6 +28,7 @@
 #include "dump.h"
 #include "engine.h"
 #include "events.h"
+#include "fileio.h"
 #include "perf.h"
 #include "sink.h"
 #include "tracefs.h"
@@ -78,6 +79,7 @@ struct daemon {
         uint64_t follow_failed;
         struct dump *dump;
         struct rusage ready_usage; /* when tracing began: what starting cost is not what tracing costs */
+        bool traced;               /* the loop ran: there is a report to make */
 
         sd_event *event;
         sd_event_source *tick, *holdback;
@@ -287,6 +289,11 @@ static void on_emit(void *userdata, const struct entry *e) {
 
 /* ---- the output ---- */
 
+/* What a sink says of itself while it runs (perhaps from its own thread): to standard error at once. */
+static void sink_log(void *userdata, int level, const char *message) {
+        log_at(level, "%s", message);
+}
+
 static bool sink_is_journal(const struct options *o, const struct output_config *out) {
         /* Under systemd the journal, unless the config says otherwise; in a terminal, standard output. */
         return !o->to_stdout && (out->sink == SINK_JOURNAL || (out->sink == SINK_AUTO && getenv("INVOCATION_ID")));
@@ -298,18 +305,17 @@ static int open_sink(const struct daemon *d, const struct output_config *out, st
         if (sink_is_journal(&d->opt, out))
                 r = sink_journal_new(d->max_iocbs, (size_t) out->queue_kib * 1024, ret);
         else if (!d->opt.to_stdout && out->sink == SINK_FILE) {
-                r = sink_file_new(out, d->max_iocbs, ret);
-                if (r < 0) {
-                        snprintf(error, error_size, "output.path %s: %s", out->path,
-                                 r == -ELOOP    ? "is a symbolic link, which is refused, not followed"
-                                 : r == -EINVAL ? "is not a regular file"
-                                                : strerror(-r));
+                r = sink_file_new(out, d->max_iocbs, ret, error, error_size);
+                if (r < 0)
                         return r;
-                }
         } else
                 r = sink_fd_new(STDOUT_FILENO, out, d->max_iocbs, ret);
-        if (r < 0)
+        if (r < 0) {
                 snprintf(error, error_size, "output: %s", strerror(-r));
+                return r;
+        }
+        (*ret)->log = sink_log;
+        (*ret)->log_userdata = NULL;
         return r;
 }
 
@@ -335,6 +341,11 @@ static void close_sink(struct sink *s) {
 static int open_events(struct daemon *d, char *error, size_t error_size) {
         char tracefs[4096];
         int r = tracefs_find("/proc/self/mounts", true, tracefs, sizeof(tracefs));
+        if (r == -EACCES) {
+                snprintf(error, error_size, "tracefs is mounted, but may not be read by this user: tracing needs root "
+                         "(or CAP_PERFMON with CAP_DAC_READ_SEARCH)");
+                return EXIT_PRIVILEGE;
+        }
         if (r < 0) {
                 snprintf(error, error_size, "tracefs is not mounted and could not be mounted at /sys/kernel/tracing: %s%s",
                          strerror(-r), r == -EPERM ? " (mounting needs root or CAP_SYS_ADMIN)" : "");
@@ -399,9 +410,14 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
 static int start_engine(struct daemon *d, char *error, size_t error_size) {
         const struct config *c = d->config;
         if (d->opt.dump_path) {
-                int r = dump_open(d->opt.dump_path, d->events, &d->dump);
+                pid_t holder = 0;
+                int r = dump_open(d->opt.dump_path, d->events, &d->dump, &holder);
                 if (r < 0) {
-                        snprintf(error, error_size, "--dump %s: %s", d->opt.dump_path, strerror(-r));
+                        char who[64] = "";
+                        if (r == -EBUSY)
+                                describe_holder(holder, who, sizeof(who));
+                        snprintf(error, error_size, "--dump %s: %s%s", d->opt.dump_path,
+                                 r == -EBUSY ? "is being written by " : strerror(-r), who);
                         return EXIT_USAGE;
                 }
         }
@@ -680,6 +696,12 @@ static int on_turn(sd_event_source *s, void *userdata) {
         }
         bool held = engine_drain(&d->engine, now_ns() - MERGE_MARGIN_NS);
         sink_flush(d->sink);
+        if (d->dump)
+                dump_flush(d->dump);
+        if (d->sink->closed) {
+                log_error("the output is closed for good (%s): stopping", strerror(-d->sink->stats.last_error));
+                return sd_event_exit(d->event, EXIT_RUNTIME);
+        }
         /* Come back for what was too recent to order, without waiting for the tick; but not again after that
          * second look: under load there is always something newer, and re-arming would turn the loop every few
          * milliseconds for a few hundred records at a time.  What it holds then waits for the watermark or the
@@ -741,8 +763,9 @@ static int run(struct daemon *d) {
         sd_notify(0, "STOPPING=1\nSTATUS=draining the rings");
         if (r < 0) {
                 log_error("the event loop: %s", strerror(-r));
-                return EXIT_RUNTIME;
+                r = EXIT_RUNTIME;
         }
+        d->traced = true;
         perf_session_disable(&d->perf);
         if (d->capture) {
                 bpf_capture_stop(d->capture);
@@ -757,7 +780,7 @@ static int run(struct daemon *d) {
                 engine_account_lost(&d->engine, i, produced);
         }
         engine_finish(&d->engine, now_ns());
-        return EXIT_OK;
+        return r;
 }
 
 /* ---- the end ---- */
@@ -810,6 +833,26 @@ static void report(struct daemon *d) {
         }
 }
 
+/* The config, and what start would refuse of it that can be known without tracing: --check-config says the same.
+ * What start would take, but an operator should hear of, is said too. */
+static int load_config(struct daemon *d) {
+        char error[4096];
+        int r = config_load(d->opt.config_path, &d->config, error, sizeof(error));
+        if (r >= 0 && !d->opt.to_stdout)
+                r = sink_file_check(&d->config->output, error, sizeof(error));
+        if (r < 0) {
+                log_error("%s", error);
+                return r;
+        }
+        if (d->config->n_watch == 0)
+                log_warning("%s: no watch list: every process on the host is traced", d->opt.config_path);
+        if (d->config->capture == CAPTURE_AUTO && !watch_comms_fit_filter(d->config))
+                log_warning("%s: the watch list's comm patterns are more than a kernel filter takes: without the "
+                            "in-kernel capture (no CAP_BPF, a seccomp filter) tracing would not start",
+                            d->opt.config_path);
+        return 0;
+}
+
 static void daemon_done(struct daemon *d) {
         if (d->engine_ready)
                 engine_done(&d->engine);
@@ -838,9 +881,8 @@ int main(int argc, char **argv) {
         int r = parse_argv(argc, argv, &d.opt);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;
-        char error[4096];
-        if (config_load(d.opt.config_path, &d.config, error, sizeof(error)) < 0) {
-                log_error("%s", error);
+        if (load_config(&d) < 0) {
+                config_free(d.config);
                 return EXIT_CONFIG;
         }
         if (d.opt.check_only) {
@@ -849,11 +891,10 @@ int main(int argc, char **argv) {
                 return EXIT_OK;
         }
         int status = setup(&d);
-        if (status == EXIT_OK) {
+        if (status == EXIT_OK)
                 status = run(&d);
-                if (status == EXIT_OK)
-                        report(&d);
-        }
+        if (d.traced)
+                report(&d);
         daemon_done(&d);
         return status;
 }

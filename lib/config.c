@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libconfig.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "util.h"
+#include "watch.h"
 
 #define RING_PAGES_MAX 65536u
 #define MAX_IOCBS_MAX 65536u
@@ -175,17 +179,14 @@ static int get_size(const struct parse *p, const config_setting_t *s, const char
         return 0;
 }
 
-/* A file mode: an integer, or an octal string ("0640"); never writable by others. */
+/* A file mode: an octal string ("0640"); never writable by others.  Not a number: libconfig reads 0640 as
+ * decimal 640. */
 static int get_mode(const struct parse *p, const config_setting_t *s, const char *name, unsigned *ret) {
-        unsigned long m;
-        if (config_setting_type(s) == CONFIG_TYPE_INT)
-                m = (unsigned long) config_setting_get_int(s);
-        else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
-                char *end;
-                m = strtoul(config_setting_get_string(s), &end, 8);
-                if (*end || end == config_setting_get_string(s))
-                        return fail(p, s, "%s must be octal, as \"0640\"", name);
-        } else
+        if (config_setting_type(s) != CONFIG_TYPE_STRING)
+                return fail(p, s, "%s must be a string, as \"0640\": a number is read as decimal (0640 is 640)", name);
+        char *end;
+        unsigned long m = strtoul(config_setting_get_string(s), &end, 8);
+        if (*end || end == config_setting_get_string(s))
                 return fail(p, s, "%s must be octal, as \"0640\"", name);
         if (m > 0777 || (m & 0002))
                 return fail(p, s, "%s %04lo: a trace must not be writable by others", name, m);
@@ -459,6 +460,167 @@ void config_key_copy(const struct config_key *k, struct config *to, const struct
                 memcpy((uint8_t *) to + k->offset, (const uint8_t *) from + k->offset, k->size);
 }
 
+#define CONFIG_SIZE_MAX (1u << 20)
+
+/* The whole file, checked first: a regular file (a directory or a FIFO is refused, and opening never waits for a
+ * writer), and only root (or the daemon's own user) may have written it, since it decides what a root daemon
+ * reads of other processes. */
+static int read_config_file(const struct parse *p, const char *path, char **ret) {
+        _cleanup_(closep) int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) {
+                int r = -errno;
+                snprintf(p->error, p->error_size, "%s: cannot open: %s", path, strerror(-r));
+                return r;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+                int r = -errno;
+                snprintf(p->error, p->error_size, "%s: cannot stat: %s", path, strerror(-r));
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(p->error, p->error_size, "%s: is %s, not a file: refused", path,
+                         S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                         : S_ISSOCK(st.st_mode)                                      ? "a socket"
+                                                                                     : "a device");
+                return -EINVAL;
+        }
+        if (st.st_mode & S_IWOTH) {
+                snprintf(p->error, p->error_size, "%s: is writable by others (mode %04o): refused; chmod o-w it",
+                         path, (unsigned) (st.st_mode & 07777));
+                return -EPERM;
+        }
+        if (st.st_uid != 0 && st.st_uid != geteuid()) {
+                snprintf(p->error, p->error_size, "%s: is owned by uid %u, not root: refused; chown root it", path,
+                         (unsigned) st.st_uid);
+                return -EPERM;
+        }
+        if (st.st_size > CONFIG_SIZE_MAX) {
+                snprintf(p->error, p->error_size, "%s: is larger than %u bytes: refused", path, CONFIG_SIZE_MAX);
+                return -EFBIG;
+        }
+        _cleanup_(freep) char *text = malloc(CONFIG_SIZE_MAX + 1);
+        if (!text)
+                return -ENOMEM;
+        size_t len = 0;
+        for (;;) {
+                ssize_t n = read(fd, text + len, CONFIG_SIZE_MAX - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int r = -errno;
+                        snprintf(p->error, p->error_size, "%s: cannot read: %s", path, strerror(-r));
+                        return r;
+                }
+                if (n == 0 || (len += (size_t) n) == CONFIG_SIZE_MAX)
+                        break;
+        }
+        if (memchr(text, 0, len)) {
+                snprintf(p->error, p->error_size, "%s: holds a NUL byte: not a config file", path);
+                return -EINVAL;
+        }
+        text[len] = 0;
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+static int fail_at(const struct parse *p, unsigned line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_at(const struct parse *p, unsigned line, const char *fmt, ...) {
+        int n = snprintf(p->error, p->error_size, "%s:%u: ", p->path, line);
+        if (n >= 0 && (size_t) n < p->error_size) {
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(p->error + n, p->error_size - (size_t) n, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+static bool ident_char(char c) {
+        return isalnum((unsigned char) c) || c == '_' || c == '-' || c == '*';
+}
+
+/* What libconfig 1.5 would take wrongly without a word, found in the text: an @include (it would read a file
+ * nobody checked), and an integer written without L past 32 bits, of which libconfig keeps the low 32 (pid =
+ * 4294967297 would watch pid 1). */
+static int scan_text(const struct parse *p, const char *text) {
+        unsigned line = 1;
+        for (const char *s = text; *s;) {
+                if (*s == '\n') {
+                        line++;
+                        s++;
+                } else if (*s == '#' || (s[0] == '/' && s[1] == '/')) {
+                        s += strcspn(s, "\n");
+                } else if (s[0] == '/' && s[1] == '*') {
+                        for (s += 2; *s && !(s[0] == '*' && s[1] == '/'); s++)
+                                line += *s == '\n';
+                        s += *s ? 2 : 0;
+                } else if (*s == '"') {
+                        for (s++; *s && *s != '"'; s++) {
+                                line += *s == '\n';
+                                if (*s == '\\' && s[1])
+                                        s++;
+                        }
+                        s += *s ? 1 : 0;
+                } else if (strncmp(s, "@include", 8) == 0) {
+                        return fail_at(p, line, "@include is refused: the one file is checked as a whole (owner, "
+                                                "mode), and the files it would include would not be");
+                } else if (isdigit((unsigned char) *s) ||
+                           ((*s == '-' || *s == '+') && isdigit((unsigned char) s[1]))) {
+                        const char *start = s;
+                        s += *s == '-' || *s == '+';
+                        bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+                        const char *digits = hex ? s + 2 : s;
+                        const char *end = digits;
+                        while (hex ? isxdigit((unsigned char) *end) : isdigit((unsigned char) *end))
+                                end++;
+                        if (!hex && (*end == '.' || *end == 'e' || *end == 'E')) {
+                                s = end + 1; /* a float: libconfig takes it whole, and a key refuses it */
+                                continue;
+                        }
+                        bool big = *end == 'L';
+                        errno = 0;
+                        unsigned long long v = strtoull(digits, NULL, hex ? 16 : 10);
+                        bool fits = errno == 0 && (big ? v <= (unsigned long long) INT64_MAX
+                                                   : hex ? v <= UINT32_MAX : v <= (unsigned long long) INT32_MAX + (*start == '-'));
+                        if (!fits)
+                                return fail_at(p, line, "%.*s is too large for %s, which libconfig would cut to its low "
+                                               "bits%s", (int) (end - start), start,
+                                               big ? "any integer" : "an integer without L",
+                                               big ? "" : "; with an L (as 8589934592L) it is read whole");
+                        s = end;
+                        while (*s == 'L')
+                                s++;
+                } else if (ident_char(*s)) {
+                        while (ident_char(*s))
+                                s++; /* a name: its digits are no number */
+                } else
+                        s++;
+        }
+        return 0;
+}
+
+/* What the watch list may hold where it is applied: the capture's maps (unless it is never used), and the
+ * kernel's filter of one page (where the capture is never used; with "auto", start says so if it must fall
+ * back, and --check-config warns). */
+static int check_watch_limits(const struct parse *p, const config_setting_t *s, const struct config *c) {
+        unsigned pids = 0, names = 0, globs = 0;
+        for (size_t i = 0; i < c->n_watch; i++) {
+                pids += c->watch[i].kind == WATCH_PID;
+                names += c->watch[i].kind == WATCH_COMM;
+                globs += c->watch[i].kind == WATCH_COMM_GLOB;
+        }
+        if (c->capture != CAPTURE_REMOTE_READ &&
+            (pids > CAPTURE_MAX_IDS || names > CAPTURE_MAX_NAMES || globs > CAPTURE_MAX_GLOBS))
+                return fail(p, s, "the watch list has %u pids, %u exact names and %u globs: the in-kernel capture "
+                            "takes at most %d, %d and %d", pids, names, globs, CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES,
+                            CAPTURE_MAX_GLOBS);
+        if (c->capture == CAPTURE_REMOTE_READ && !watch_comms_fit_filter(c))
+                return fail(p, s, "with capture = \"remote-read\" the watch list's comm patterns make a kernel filter "
+                            "longer than the %d bytes the kernel takes", FILTER_MAX);
+        return 0;
+}
+
 const char *capture_mode_name(enum capture_mode m) {
         return m < ELEMENTSOF(capture_names) - 1 ? capture_names[m] : "?";
 }
@@ -480,47 +642,24 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .output = { .format = OUTPUT_TEXT, .queue_kib = 16384, .max_size = 64ull << 20, .keep = 5, .mode = 0640 },
         };
 
-        FILE *f = fopen(path, "re");
-        if (!f) {
-                int r = -errno;
-                snprintf(p.error, p.error_size, "%s: cannot open: %s", path, strerror(-r));
-                return r;
-        }
-        /* It decides what a root daemon reads of other processes: only root (or the daemon's own user) may
-         * have written it. */
-        struct stat st;
-        int r = fstat(fileno(f), &st) < 0 ? -errno : 0;
+        _cleanup_(freep) char *text = NULL;
+        int r = read_config_file(&p, path, &text);
+        if (r >= 0)
+                r = scan_text(&p, text);
         if (r < 0)
-                snprintf(p.error, p.error_size, "%s: cannot stat: %s", path, strerror(-r));
-        else if (st.st_mode & S_IWOTH) {
-                snprintf(p.error, p.error_size, "%s: is writable by others (mode %04o): refused; chmod o-w it", path,
-                         (unsigned) (st.st_mode & 07777));
-                r = -EPERM;
-        } else if (st.st_uid != 0 && st.st_uid != geteuid()) {
-                snprintf(p.error, p.error_size, "%s: is owned by uid %u, not root: refused; chown root it", path,
-                         (unsigned) st.st_uid);
-                r = -EPERM;
-        }
-        if (r < 0) {
-                fclose(f);
                 return r;
-        }
         config_t cfg;
         config_init(&cfg);
-        if (config_read(&cfg, f) != CONFIG_TRUE) {
-                const char *file = config_error_file(&cfg) ? config_error_file(&cfg) : path;
-                if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
-                        snprintf(p.error, p.error_size, "%s: cannot read: %s", file, strerror(errno));
-                else
-                        snprintf(p.error, p.error_size, "%s:%d: %s", file, config_error_line(&cfg),
-                                 config_error_text(&cfg));
+        if (config_read_string(&cfg, text) != CONFIG_TRUE) {
+                snprintf(p.error, p.error_size, "%s:%d: %s", path, config_error_line(&cfg), config_error_text(&cfg));
                 r = -EINVAL;
         } else
                 r = parse_settings(&p, NULL, config_root_setting(&cfg), c);
+        if (r >= 0)
+                r = check_watch_limits(&p, config_lookup(&cfg, "watch"), c);
         if (r >= 0 && c->output.sink == SINK_FILE && !c->output.path[0])
                 r = fail(&p, config_lookup(&cfg, "output"), "output.sink = \"file\" needs output.path");
         config_destroy(&cfg);
-        fclose(f);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "outbuf.h"
 #include "ring.h"
 #include "util.h"
@@ -24,7 +26,7 @@ struct dump {
 
 /* A batch that cannot be written whole counts all its records as lost: what reached the file of it is not
  * known to be whole. */
-static void dump_flush(struct dump *d) {
+void dump_flush(struct dump *d) {
         size_t off = 0;
         while (off < d->buf.len) {
                 ssize_t n = write(d->fd, d->buf.data + off, d->buf.len - off);
@@ -40,16 +42,25 @@ static void dump_flush(struct dump *d) {
         outbuf_reset(&d->buf);
 }
 
-int dump_open(const char *path, const struct event_table *t, struct dump **ret) {
+int dump_open(const char *path, const struct event_table *t, struct dump **ret, pid_t *ret_holder) {
+        /* truncated only once locked: another daemon's dump is left as it is */
+        _cleanup_(closep) int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        int r = lock_for_writing(fd, ret_holder);
+        if (r < 0)
+                return r;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
+                return -errno;
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+                return -errno;
         struct dump *d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        d->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (d->fd < 0) {
-                int r = -errno;
-                free(d);
-                return r;
-        }
+        d->fd = TAKE_FD(fd);
         outbuf_puts(&d->buf, DUMP_MAGIC);
         for (size_t i = 0; i < t->n_events; i++) {
                 char line[160];

@@ -12,10 +12,13 @@
  * the rings held it. */
 struct dump;
 
-/* A new file (0600, never through a symlink), its header written. */
-int dump_open(const char *path, const struct event_table *t, struct dump **ret);
+/* A new file (0600, never through a symlink, locked for writing: -EBUSY, with the holder's pid, when another
+ * process has it), its header written. */
+int dump_open(const char *path, const struct event_table *t, struct dump **ret, pid_t *ret_holder);
 /* One record; one that cannot be written is counted. */
 void dump_record(struct dump *d, const struct perf_event_header *h);
+/* What is buffered, out now (after each drain: a crash loses little). */
+void dump_flush(struct dump *d);
 /* Everything out, then closed: the records that could not be written, in all. */
 uint64_t dump_close(struct dump *d);
 

@@ -15,6 +15,7 @@ enum entry_kind {
         ENTRY_STATS,   /* the counters, at exit */
         ENTRY_REQUEST, /* one request, from its submit to its end */
         ENTRY_SUMMARY, /* one process over one interval */
+        ENTRY_DROPPED, /* entries that could not be written (where, why), said where they are missing */
 };
 
 /* What an ENTRY_INFO says, for the journal's MESSAGE_ID. */
@@ -39,4 +40,7 @@ struct entry {
         const struct trace_stats *stats;
         const struct request *request;
         const struct proc_summary *summary;
+        uint64_t dropped; /* ENTRY_DROPPED: how many, */
+        int error;        /* the negative errno of the latest failure, */
+        const char *where; /* and where they should have gone */
 };

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -26,4 +28,29 @@ ssize_t read_small_file(const char *path, char *buf, size_t size) {
         }
         buf[len] = 0;
         return (ssize_t) len;
+}
+
+int lock_for_writing(int fd, pid_t *ret_holder) {
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        if (fcntl(fd, F_SETLK, &fl) == 0)
+                return 0;
+        if (errno != EAGAIN && errno != EACCES)
+                return -errno;
+        struct flock who = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        *ret_holder = fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK ? who.l_pid : 0;
+        return -EBUSY;
+}
+
+void describe_holder(pid_t holder, char *buf, size_t size) {
+        char path[64], comm[32] = "";
+        snprintf(path, sizeof(path), "/proc/%d/comm", holder);
+        if (holder <= 0 || read_small_file(path, comm, sizeof(comm)) <= 0) {
+                snprintf(buf, size, "another process");
+                return;
+        }
+        comm[strcspn(comm, "\n")] = 0;
+        if (strcmp(comm, "aiotraced") == 0)
+                snprintf(buf, size, "another aiotraced (pid %d)", holder);
+        else
+                snprintf(buf, size, "pid %d (%s)", holder, comm);
 }

@@ -7,3 +7,9 @@
 /* The whole of a small file (/proc, /sys) in buf, NUL-terminated: its length, or a negative errno.  A file longer
  * than size - 1 bytes is cut there. */
 ssize_t read_small_file(const char *path, char *buf, size_t size);
+
+/* A write lock on the whole of an open file, for as long as it stays open: -EBUSY when another process holds
+ * one, whose pid goes to *ret_holder (0 if the kernel does not say). */
+int lock_for_writing(int fd, pid_t *ret_holder);
+/* "another aiotraced (pid 42)", "pid 42 (vim)": who holds a lock, in words. */
+void describe_holder(pid_t holder, char *buf, size_t size);

@@ -201,6 +201,15 @@ unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_io
                 common(b, &n, MESSAGE_ID_INFO, 6);
                 message(b, &n, e, max_iocbs);
                 break;
+        case ENTRY_DROPPED: {
+                char name[16];
+                const char *err = errno_name(-e->error, name);
+                common(b, &n, MESSAGE_ID_DROPPED, 4);
+                message(b, &n, e, max_iocbs);
+                field_u64(b, &n, NAME("AIO_DROPPED"), e->dropped);
+                field_str(b, &n, NAME("AIO_ERRNO"), err, strlen(err));
+                break;
+        }
         case ENTRY_REQUEST:
         case ENTRY_SUMMARY: {
                 struct journal_fields jf = journal_fields(b, &n);

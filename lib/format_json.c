@@ -368,7 +368,7 @@ void format_line(struct outbuf *b, struct outbuf *text, const struct line_format
 void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, const struct line_format *f) {
         static const char *const kinds[] = {
                 [ENTRY_CALL] = "call", [ENTRY_LOST] = "lost", [ENTRY_INFO] = "info", [ENTRY_STATS] = "stats",
-                [ENTRY_REQUEST] = "request", [ENTRY_SUMMARY] = "summary",
+                [ENTRY_REQUEST] = "request", [ENTRY_SUMMARY] = "summary", [ENTRY_DROPPED] = "dropped",
         };
         struct json_fields jf = json_fields(b);
         bool with_message = f->json_message;
@@ -392,6 +392,15 @@ void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, c
         case ENTRY_SUMMARY:
                 summary_fields(&jf.w, e->summary);
                 break;
+        case ENTRY_DROPPED: {
+                char name[16];
+                kv_u64(b, "dropped", e->dropped);
+                kv_word(b, "errno", errno_name(-e->error, name));
+                key(b, "where");
+                json_string(b, e->where, strlen(e->where));
+                with_message = true;
+                break;
+        }
         default:
                 with_message = true; /* info, stats: the message is all they have */
                 break;

@@ -512,5 +512,16 @@ void format_text(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per
         case ENTRY_SUMMARY:
                 format_summary(b, e->summary);
                 break;
+        case ENTRY_DROPPED: {
+                char name[16];
+                outbuf_puts(b, "[dropped] ");
+                outbuf_u64(b, e->dropped);
+                outbuf_puts(b, " entries could not be written to ");
+                outbuf_escaped_str(b, e->where);
+                outbuf_puts(b, " (");
+                outbuf_puts(b, errno_name(-e->error, name));
+                outbuf_puts(b, ")\n");
+                break;
+        }
         }
 }

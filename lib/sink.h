@@ -12,11 +12,21 @@ struct sink_stats {
         int last_error;   /* negative errno of the latest failure, 0 none */
 };
 
+/* What a sink has to say of itself while it runs (it cannot write, it writes again): the daemon's to print.
+ * level: syslog's.  It may be called from a sink's own thread. */
+typedef void (*sink_log_fn)(void *userdata, int level, const char *message);
+
 /* Where entries go.  The engine does not know which sink is at the end. */
 struct sink {
         const struct sink_ops *ops;
         struct sink_stats stats;
+        sink_log_fn log;
+        void *log_userdata;
+        bool closed; /* the destination is gone for good (a pipe whose reader closed it): nothing will get through */
 };
+
+/* Say it through the daemon's log, if it gave one. */
+void sink_say(struct sink *s, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 struct sink_ops {
         int (*write)(struct sink *s, const struct entry *e);
@@ -56,4 +66,8 @@ int sink_fd_new(int fd, const struct output_config *o, unsigned max_iocbs_per_ca
  * queue_bytes: a slow journal costs dropped entries, counted and reported, never a stalled ring. */
 int sink_journal_new(unsigned max_iocbs_per_call, size_t queue_bytes, struct sink **ret);
 /* The config's output.path, rotated at output.max_size keeping output.keep files, text or JSON lines. */
-int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret);
+int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret, char *error,
+                  size_t error_size);
+/* What opening the file sink would refuse, found without creating anything: the path must be a regular file
+ * or not exist yet, in a directory that exists and can be written, not a symbolic link.  0, or why not. */
+int sink_file_check(const struct output_config *o, char *error, size_t error_size);

@@ -2,6 +2,10 @@
 #include "sink.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,10 +18,22 @@
 struct sink_fd {
         struct sink base;
         int fd;
+        bool error_told;
         struct line_format format;
         struct outbuf buf, text;
         uint64_t buffered; /* entries in buf */
 };
+
+void sink_say(struct sink *s, int level, const char *fmt, ...) {
+        if (!s->log)
+                return;
+        char msg[4600];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        s->log(s->log_userdata, level, msg);
+}
 
 void sink_free(struct sink *s) {
         if (s)
@@ -49,8 +65,20 @@ static int fd_flush(struct sink *s) {
                  * forever against a closed or full destination. */
                 s->stats.dropped += f->buffered;
                 s->stats.last_error = r;
-        } else
+                s->closed = r == -EPIPE;
+                if (!f->error_told) {
+                        char name[16];
+                        sink_say(s, LOG_WARNING, "standard output: %s (%s); entries are counted as dropped%s",
+                                 strerror(-r), errno_name(-r, name), s->closed ? "" : " until it works again");
+                        f->error_told = true;
+                }
+        } else {
                 s->stats.written += f->buffered;
+                if (f->error_told && f->buffered) {
+                        sink_say(s, LOG_NOTICE, "standard output: writing again");
+                        f->error_told = false;
+                }
+        }
         f->buffered = 0;
         outbuf_reset(&f->buf);
         return r;

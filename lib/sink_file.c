@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "format_json.h"
 #include "outbuf.h"
 #include "util.h"
@@ -36,20 +38,26 @@ struct sink_file {
         uint64_t pending_dropped; /* not yet reported in the file */
         uint64_t rotations;
         bool error_told;
+        pid_t holder; /* of the lock, when another process has the file */
 };
 
-/* O_NOFOLLOW: a symlink planted at the path is refused (ELOOP), not followed. */
+/* O_NOFOLLOW: a symlink planted at the path is refused (ELOOP), not followed; O_NONBLOCK: a FIFO there never
+ * makes the open wait for a reader (it is refused, as anything but a regular file).  Locked for writing, so
+ * that a second daemon given the same path does not write and rotate it too (-EBUSY, the holder in f). */
 static int file_open(struct sink_file *f) {
-        int fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, f->mode);
+        _cleanup_(closep) int fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                                        f->mode);
         if (fd < 0)
-                return -errno;
+                return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without a reader */
         struct stat st;
-        int r = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
-        if (r < 0) {
-                close(fd);
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        int r = lock_for_writing(fd, &f->holder);
+        if (r < 0)
                 return r;
-        }
-        f->fd = fd;
+        f->fd = TAKE_FD(fd);
         f->size = (uint64_t) st.st_size;
         return 0;
 }
@@ -82,8 +90,8 @@ static void tell_error(struct sink_file *f, int r) {
         f->base.stats.last_error = r;
         if (!f->error_told) {
                 char name[16];
-                fprintf(stderr, "aiotraced: %s: %s (%s); entries are counted as dropped until it works again\n",
-                        f->path, strerror(-r), errno_name(-r, name));
+                sink_say(&f->base, LOG_WARNING, "%s: %s (%s); entries are counted as dropped until it works again",
+                         f->path, strerror(-r), errno_name(-r, name));
                 f->error_told = true;
         }
 }
@@ -109,18 +117,10 @@ static int write_whole(struct sink_file *f, const char *data, size_t len) {
 
 /* The entry that says what could not be written, first in line once writing works again. */
 static int write_drop_report(struct sink_file *f) {
-        if (!f->pending_dropped)
-                return 0;
-        char msg[4400], name[16];
-        snprintf(msg, sizeof(msg), "%llu entries could not be written to %s (%s)",
-                 (unsigned long long) f->pending_dropped, f->path, errno_name(-f->base.stats.last_error, name));
         outbuf_reset(&f->entry);
-        format_entry(f, &f->entry,
-                     &(struct entry) { .kind = ENTRY_INFO, .time = now_ns(), .message = msg, .priority = 4 });
-        int r = write_whole(f, f->entry.data, f->entry.len);
-        if (r == 0)
-                f->pending_dropped = 0;
-        return r;
+        format_entry(f, &f->entry, &(struct entry) { .kind = ENTRY_DROPPED, .time = now_ns(), .dropped = f->pending_dropped,
+                                                     .error = f->base.stats.last_error, .where = f->path });
+        return write_whole(f, f->entry.data, f->entry.len);
 }
 
 static int file_flush(struct sink *s) {
@@ -130,10 +130,17 @@ static int file_flush(struct sink *s) {
         int r = 0;
         if (f->fd < 0)
                 r = file_open(f);
+        /* The count of an outage goes in with the batch after it, or not at all: one count an outage, however
+         * often a few bytes fit meanwhile. */
+        uint64_t size = f->size;
         if (r == 0 && f->pending_dropped)
                 r = write_drop_report(f);
         if (r == 0 && f->buf.len)
                 r = write_whole(f, f->buf.data, f->buf.len);
+        if (r < 0 && f->fd >= 0 && f->size != size && ftruncate(f->fd, (off_t) size) == 0)
+                f->size = size;
+        if (r == 0)
+                f->pending_dropped = 0;
         if (r < 0) {
                 s->stats.dropped += f->buffered;
                 f->pending_dropped += f->buffered;
@@ -143,7 +150,7 @@ static int file_flush(struct sink *s) {
         } else {
                 s->stats.written += f->buffered;
                 if (f->error_told) {
-                        fprintf(stderr, "aiotraced: %s: writing again\n", f->path);
+                        sink_say(s, LOG_NOTICE, "%s: writing again", f->path);
                         f->error_told = false;
                 }
         }
@@ -214,7 +221,55 @@ static const struct sink_ops file_ops = {
         .reopen = file_reopen, .report = file_report,
 };
 
-int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret) {
+static void explain(const char *path, int r, pid_t holder, char *error, size_t error_size) {
+        char who[64];
+        if (r == -EBUSY)
+                describe_holder(holder, who, sizeof(who));
+        snprintf(error, error_size, "output.path %s: %s%s", path,
+                 r == -ELOOP    ? "is a symbolic link, which is refused, not followed"
+                 : r == -EINVAL ? "is not a regular file"
+                 : r == -EBUSY  ? "is being written by "
+                                : strerror(-r),
+                 r == -EBUSY ? who : "");
+}
+
+int sink_file_check(const struct output_config *o, char *error, size_t error_size) {
+        if (o->sink != SINK_FILE)
+                return 0;
+        struct stat st;
+        if (lstat(o->path, &st) == 0) {
+                int r = S_ISLNK(st.st_mode) ? -ELOOP : !S_ISREG(st.st_mode) ? -EINVAL : 0;
+                if (r == 0 && access(o->path, W_OK) < 0)
+                        r = -errno;
+                if (r < 0)
+                        explain(o->path, r, 0, error, error_size);
+                return r;
+        }
+        if (errno != ENOENT) {
+                int r = -errno;
+                explain(o->path, r, 0, error, error_size);
+                return r;
+        }
+        /* not there yet: its directory must be, and take a new file */
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", o->path);
+        *strrchr(dir, '/') = 0;
+        if (!dir[0])
+                snprintf(dir, sizeof(dir), "/");
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) < 0) {
+                int r = errno ? -errno : -ENOTDIR;
+                if (r == -ENOENT)
+                        snprintf(error, error_size, "output.path %s: its directory %s does not exist", o->path, dir);
+                else
+                        snprintf(error, error_size, "output.path %s: its directory %s cannot take a new file: %s",
+                                 o->path, dir, strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret, char *error,
+                  size_t error_size) {
         struct sink_file *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
@@ -232,6 +287,7 @@ int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, st
         }
         int r = file_open(f);
         if (r < 0) {
+                explain(f->path, r, f->holder, error, error_size);
                 file_destroy(f);
                 return r;
         }

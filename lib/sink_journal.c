@@ -9,12 +9,14 @@
 #include "sink.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,6 +115,12 @@ static int send_fields(const uint8_t *p, unsigned n_fields) {
 static void writer_send(struct sink_journal *j, const uint8_t *fields, unsigned n_fields) {
         int r = send_fields(fields, n_fields);
         if (r < 0) {
+                if (!j->error_told) {
+                        char name[16];
+                        sink_say(&j->base, LOG_WARNING, "the journal: %s (%s); entries are counted as dropped until it "
+                                 "takes them again", strerror(-r), errno_name(-r, name));
+                        j->error_told = true;
+                }
                 j->send_failed++;
                 j->send_error = r;
                 pthread_mutex_lock(&j->lock);
@@ -127,8 +135,12 @@ static void writer_send(struct sink_journal *j, const uint8_t *fields, unsigned 
                 snprintf(why, sizeof(why), "the journal refused them: %s", errno_name(-j->send_error, name));
                 struct outbuf b = {};
                 unsigned n = format_journal_dropped(&b, j->send_failed, why);
-                if (!b.failed && send_fields((const uint8_t *) b.data, n) >= 0)
+                if (!b.failed && send_fields((const uint8_t *) b.data, n) >= 0) {
+                        sink_say(&j->base, LOG_NOTICE, "the journal takes entries again: %" PRIu64 " were dropped "
+                                 "meanwhile (said in an AIO_DROPPED entry)", j->send_failed);
                         j->send_failed = 0;
+                        j->error_told = false;
+                }
                 outbuf_free(&b);
         }
         pthread_mutex_lock(&j->lock);
@@ -193,7 +205,10 @@ static int journal_write(struct sink *s, const struct entry *e) {
         /* What the full queue cost goes first, before anything newer. */
         bool queued = queue_drop_report(j) && queue_put(j, j->entry.data, j->entry.len, n);
         if (!queued) {
-                j->full_dropped++;
+                if (j->full_dropped++ == 0)
+                        sink_say(s, LOG_WARNING, "the journal does not keep up: its queue (%zu KiB) is full; entries are "
+                                 "dropped and counted (an AIO_DROPPED entry says how many once there is room)",
+                                 j->cap / 1024);
                 s->stats.dropped++;
                 s->stats.last_error = -ENOBUFS;
         } else

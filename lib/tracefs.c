@@ -13,22 +13,32 @@
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
 
-static bool has_events(const char *dir) {
+/* 0: dir/events is there; else why not (-EACCES: it is, but this process may not look). */
+static int events_in(const char *dir) {
         char path[4096];
         struct stat st;
         if ((size_t) snprintf(path, sizeof(path), "%s/events", dir) >= sizeof(path))
-                return false;
-        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+                return -ENAMETOOLONG;
+        if (stat(path, &st) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static bool has_events(const char *dir) {
+        return events_in(dir) == 0;
 }
 
 int tracefs_find(const char *mounts_path, bool mount_if_missing, char *ret, size_t size) {
         char found[4096] = "";
         FILE *f = setmntent(mounts_path, "re");
+        int denied = 0;
         if (f) {
                 struct mntent *m;
                 while ((m = getmntent(f))) {
-                        if (strcmp(m->mnt_type, "tracefs") == 0 && has_events(m->mnt_dir) &&
-                            (size_t) snprintf(found, sizeof(found), "%s", m->mnt_dir) < sizeof(found))
+                        int r = strcmp(m->mnt_type, "tracefs") == 0 ? events_in(m->mnt_dir) : -ENOENT;
+                        if (r == -EACCES)
+                                denied = r; /* mounted, but not for this process to read */
+                        if (r == 0 && (size_t) snprintf(found, sizeof(found), "%s", m->mnt_dir) < sizeof(found))
                                 break;
                         if (strcmp(m->mnt_type, "debugfs") == 0 && !found[0]) {
                                 char dir[4096];
@@ -39,6 +49,8 @@ int tracefs_find(const char *mounts_path, bool mount_if_missing, char *ret, size
                 }
                 endmntent(f);
         }
+        if (!found[0] && denied)
+                return denied;
         if (!found[0] && mount_if_missing) {
                 if (mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL) < 0 && errno != EBUSY)
                         return -errno;

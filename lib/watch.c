@@ -190,6 +190,13 @@ void watch_filters_done(struct watch_filters *f) {
         *f = (struct watch_filters) {};
 }
 
+bool watch_comms_fit_filter(const struct config *c) {
+        char *f = NULL;
+        int r = watch_filter(c, NULL, 0, "common_pid", true, &f);
+        free(f);
+        return r != -E2BIG;
+}
+
 void watch_describe(const struct config *c, char *buf, size_t size) {
         size_t n = 0;
         buf[0] = 0;

@@ -45,5 +45,8 @@ void watch_filters_done(struct watch_filters *f);
 int watch_filter(const struct config *c, const uint32_t *tids, size_t n_tids, const char *tid_field, bool with_comm,
                  char **ret);
 
+/* Whether the comm patterns alone fit in a tracepoint filter (the pids' threads come on top, at run time). */
+bool watch_comms_fit_filter(const struct config *c);
+
 /* "comm == \"fio\", pid 42", or "every process": what the config watches, for the daemon's messages. */
 void watch_describe(const struct config *c, char *buf, size_t size);

@@ -133,7 +133,7 @@ stop_daemon "$T/one.out"
 AIOTRACED_CPUS=4095 "$AIOTRACED" --stdout -c "$T/one.conf" >/dev/null 2>"$T/none.err" && fail "started on no CPU"
 grep -q 'none of them is online' "$T/none.err" || fail "no reason given for no CPU"
 
-echo "== 8. a config anyone could have written is refused, at start and at reload"
+echo "== 8. a config anyone could have written, or that is no file, is refused, at start and at reload"
 write_config "$T/w.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS"
 chmod 0666 "$T/w.conf"
 "$AIOTRACED" --stdout -c "$T/w.conf" >/dev/null 2>"$T/w.err"
@@ -151,9 +151,43 @@ chmod 0666 "$T/w.conf"
 kill -HUP "$DAEMON_PID"
 wait_for "$T/w.out" '^\[info\] reload refused, the running configuration stays: .*is writable by others'
 kill -0 "$DAEMON_PID" || fail "the daemon did not survive a refused reload"
+# the config's path now a directory, then a FIFO nobody writes: refused at once, the daemon goes on
+mv "$T/w.conf" "$T/w.conf.file"
+mkdir "$T/w.conf"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/w.out" "^\[info\] reload refused, the running configuration stays: $T/w.conf: is a directory, not a file: refused$"
+rmdir "$T/w.conf"
+mkfifo "$T/w.conf"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/w.out" "^\[info\] reload refused, the running configuration stays: $T/w.conf: is a FIFO, not a file: refused$"
+"$WORKLOAD" --comm aio-faults --truth "$T/w.truth" --dir "$T/w1" --pause-us 20000 || fail "workload failed"
 stop_daemon "$T/w.out"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/w.out" --truth "$T/w.truth" --strict ||
+        fail "after refused reloads, the calls are not traced as before"
+rm "$T/w.conf"
+chmod 0644 "$T/w.conf.file"
+timeout 10 "$AIOTRACED" --check-config -c "$T/w.conf.file" >/dev/null 2>&1 || fail "the config itself was good"
+mkfifo "$T/w.conf"
+timeout 10 "$AIOTRACED" --check-config -c "$T/w.conf" 2>&1 | grep -q 'is a FIFO, not a file: refused' ||
+        fail "--check-config of a FIFO does not refuse it at once"
+rm "$T/w.conf"
+# an empty config watches everything: said, at --check-config and at start
+write_config "$T/empty.conf" "$CALLS"
+"$AIOTRACED" --check-config -c "$T/empty.conf" 2>&1 | grep -q 'no watch list: every process on the host is traced' ||
+        fail "--check-config of an empty watch list does not warn"
 
-echo "== 9. idle: a watched process doing no AIO; the daemon wakes for its drain timer alone"
+echo "== 9. an ordinary user is told what is missing: privilege"
+write_config "$T/user.conf" 'watch = ( { comm = "aio-faults"; } );'
+chmod 0644 "$T/user.conf"
+chmod o+x "$T"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$AIOTRACED" --stdout -c "$T/user.conf" >/dev/null 2>"$T/user.err"
+rc=$?
+cat "$T/user.err"
+[ $rc = 4 ] || fail "an ordinary user: exit $rc, not 4"
+grep -qi 'root\|CAP_PERFMON' "$T/user.err" || fail "an ordinary user is not told that it needs privilege"
+! grep -q 'could not be mounted' "$T/user.err" || fail "an ordinary user is told tracefs is not mounted"
+
+echo "== 10. idle: a watched process doing no AIO; the daemon wakes for its drain timer alone"
 sleep 60 &
 idle_pid=$!
 write_config "$T/idle.conf" "watch = ( { pid = $idle_pid; } );" 'drain_interval_ms = 200;'

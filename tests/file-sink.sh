@@ -68,13 +68,13 @@ print(f'{len(calls)} calls; comm {calls[0]["comm"]!r}')
 sys.exit(0 if calls and all(c['comm'] == want for c in calls) else 1)
 PY
 
-echo "== 4. a full disk: tracing goes on, the drops are counted, reported once there is room"
+echo "== 4. a full disk: tracing goes on, the drops are counted, and reported, once each outage, when there is room"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=256k tmpfs "$T/small"
 write_config "$T/full.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
-        "output = { sink = \"file\"; path = \"$T/small/trace.log\"; max_size = \"1G\"; };"
+        "output = { sink = \"file\"; path = \"$T/small/trace.json\"; max_size = \"1G\"; format = \"json\"; };"
 start_daemon_bg "$T/full.conf"
-wait_for "$T/small/trace.log" "tracking aio starts"
+wait_for "$T/small/trace.json" "tracking aio starts"
 head -c 300k /dev/zero >"$T/small/filler" 2>/dev/null # fills it: the rest does not fit
 for i in 1 2 3; do "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" || fail "workload failed"; done
 rm "$T/small/filler"
@@ -83,15 +83,18 @@ sleep 0.2
 kill -0 "$DAEMON_PID" || fail "the daemon did not survive a full disk"
 stop_daemon_bg
 grep -q 'No space left on device (ENOSPC); entries are counted as dropped' "$T/daemon.err" || fail "ENOSPC not said"
-grep '^\[info\] [0-9]* entries could not be written to .* (ENOSPC)$' "$T/small/trace.log" ||
-        fail "no drop-count entry once there was room"
-"$PYTHON3" - "$T/small/trace.log" <<'PY' || fail "a torn line in the file"
-import re, sys
-hdr = re.compile(r'^(\[.* - \d+ - \d+\] io_\w+\(.*\) \[retval = .*|    .*|\[info\] .*|\[lost\] .*|\[stats\] .*)$')
-bad = [l for l in open(sys.argv[1], errors='replace') if not hdr.match(l.rstrip('\n'))]
-sys.exit(1 if bad else 0)
+dropped=$(sed -n 's/^aiotraced: \([0-9]*\) entries could not be written: .*/\1/p' "$T/daemon.err")
+"$PYTHON3" - "$T/small/trace.json" "${dropped:-0}" <<'PY' || fail "the drops are not all reported in the file, as they should"
+import json, sys
+entries = [json.loads(l) for l in open(sys.argv[1])]  # every line parses: none was torn
+drops = [e for e in entries if e['kind'] == 'dropped']
+print(f'{len(entries)} entries; drop reports: {[(e["dropped"], e["errno"]) for e in drops]}; the daemon counted {sys.argv[2]}')
+ok = drops and all(e['errno'] == 'ENOSPC' and e['where'].endswith('/trace.json') and e['dropped'] > 0 and
+                   e['message'].startswith(f'[dropped] {e["dropped"]} entries could not be written to ') for e in drops)
+sys.exit(0 if ok and sum(e['dropped'] for e in drops) == int(sys.argv[2]) else 1)
 PY
-grep -c "^\[aio-file" "$T/small/trace.log"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --json "$T/small/trace.json" --truth "$T/after.truth" --strict ||
+        fail "after the outage, the calls are not all there"
 umount "$T/small"
 
 echo "== 5. a symlink at the path is refused, not followed"
@@ -185,5 +188,76 @@ grep -q "^aiotraced: [0-9]* entries written to $T/out/rl-a.log, 0 rotations$" "$
 tail -5 "$T/daemon.err" | grep -q "^aiotraced: [0-9]* entries written to $T/out/rl-b.json, 0 rotations$" ||
         fail "at exit the count does not name the file written last"
 [ ! -e "$T/no/such/dir/c.log" ] || fail "the path that failed was created"
+
+echo "== 10. a second daemon given the same output file, or the same dump: refused, naming the first"
+write_config "$T/two.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' \
+        "output = { sink = \"file\"; path = \"$T/out/two.log\"; };"
+"$AIOTRACED" -c "$T/two.conf" --dump "$T/out/two.dump" 2>"$T/first.err" &
+DAEMON_PID=$!
+wait_for "$T/out/two.log" "tracking aio starts"
+"$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+wait_for "$T/out/two.dump" '^records$' # out at each drain
+dump_size=$(stat -c %s "$T/out/two.dump")
+"$AIOTRACED" -c "$T/two.conf" >/dev/null 2>"$T/second.err"
+rc=$?
+cat "$T/second.err"
+[ $rc = 3 ] || fail "a second daemon on the same file: exit $rc, not 3"
+grep -q "output.path $T/out/two.log: is being written by another aiotraced (pid $DAEMON_PID)" "$T/second.err" ||
+        fail "the second daemon does not name the first"
+"$AIOTRACED" --stdout -c "$T/two.conf" --dump "$T/out/two.dump" >/dev/null 2>"$T/second.err"
+rc=$?
+cat "$T/second.err"
+[ $rc = 2 ] || fail "a second daemon on the same dump: exit $rc, not 2"
+grep -q -- "--dump $T/out/two.dump: is being written by another aiotraced (pid $DAEMON_PID)" "$T/second.err" ||
+        fail "the second daemon does not name the first holding the dump"
+[ "$(stat -c %s "$T/out/two.dump")" = "$dump_size" ] || fail "the second daemon changed the first one's dump"
+kill -INT "$DAEMON_PID"
+wait "$DAEMON_PID" || fail "the first daemon did not stop cleanly"
+DAEMON_PID=
+
+echo "== 11. standard output closed by its reader: said at once, and the daemon stops by itself"
+write_config "$T/pipe.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;'
+{ "$AIOTRACED" --stdout -c "$T/pipe.conf" 2>"$T/pipe.err"; echo "exit=$?" >"$T/pipe.rc"; } | head -1 >"$T/pipe.out" &
+wait_for "$T/pipe.out" "tracking aio starts"
+"$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+wait_for "$T/pipe.rc" '^exit='
+cat "$T/pipe.err"
+grep -qx 'exit=1' "$T/pipe.rc" || fail "with its standard output closed, the daemon $(cat "$T/pipe.rc")"
+grep -q '^aiotraced: standard output: Broken pipe (EPIPE); entries are counted as dropped$' "$T/pipe.err" ||
+        fail "the closed output was not said"
+grep -q '^aiotraced: the output is closed for good (Broken pipe): stopping$' "$T/pipe.err" ||
+        fail "the daemon did not say why it stopped"
+
+echo "== 12. --check-config refuses what start would: a path that cannot be written; a FIFO there never hangs"
+mkdir -p "$T/ro"
+mount -t tmpfs -o ro tmpfs "$T/ro"
+mkfifo "$T/out/fifo"
+for bad in "$T/no/such/dir/x.log:its directory $T/no/such/dir does not exist" \
+        "$T/ro/x.log:its directory $T/ro cannot take a new file: Read-only file system" \
+        "$T/out:is not a regular file" "/dev/full:is not a regular file" "$T/out/fifo:is not a regular file"; do
+        path=${bad%%:*}
+        write_config "$T/bad.conf" 'watch = ( { comm = "aio-file"; } );' "output = { sink = \"file\"; path = \"$path\"; };"
+        timeout 10 "$AIOTRACED" --check-config -c "$T/bad.conf" >/dev/null 2>"$T/bad.err"
+        rc=$?
+        [ $rc = 3 ] || fail "--check-config with output.path $path: exit $rc, not 3"
+        grep -qF "output.path $path: ${bad#*:}" "$T/bad.err" || fail "--check-config with $path says: $(cat "$T/bad.err")"
+done
+# and start, with the same FIFO: refused at once, not waiting for a reader
+timeout 10 "$AIOTRACED" -c "$T/bad.conf" >/dev/null 2>"$T/bad.err"
+[ $? = 3 ] || fail "start with a FIFO as output.path did not refuse at once"
+umount "$T/ro"
+
+echo "== 13. --dump to a device that takes nothing: every record counted as not written"
+write_config "$T/dump.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;'
+"$AIOTRACED" --stdout -c "$T/dump.conf" --dump /dev/full >"$T/dump.out" 2>"$T/dump.err" &
+DAEMON_PID=$!
+wait_for "$T/dump.out" "tracking aio starts"
+"$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" || fail "workload failed"
+stop_daemon "$T/dump.out"
+records=$(stat_of "$T/dump.out" records)
+unwritten=$(sed -n 's/^aiotraced: --dump \/dev\/full: \([0-9]*\) records could not be written$/\1/p' "$T/dump.err")
+echo "records read $records, not written to the dump: ${unwritten:-none said}"
+[ -n "$records" ] && [ "$records" -gt 0 ] && [ "${unwritten:-0}" = "$records" ] ||
+        fail "--dump /dev/full: $records records read, ${unwritten:-none} said not written"
 
 echo PASS

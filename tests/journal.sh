@@ -112,9 +112,12 @@ started
 sleep 0.2
 stop_journald
 "$WORKLOAD" --comm aio-journal --truth "$T/gone2.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+# said while it happens, not only at exit
+wait_for "$T/daemon.err" '^aiotraced: the journal: .*; entries are counted as dropped until it takes them again$'
 sleep 0.2
 start_journald
 "$WORKLOAD" --comm aio-journal --truth "$T/gone3.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
+wait_for "$T/daemon.err" '^aiotraced: the journal takes entries again: [0-9]* were dropped meanwhile'
 stop_daemon_bg
 journal_json "$T/gone.json"
 grep '"AIO_DROPPED"' "$T/gone.json" | "$PYTHON3" -c 'import json, sys; [print("  " + json.loads(l)["MESSAGE"]) for l in sys.stdin]'

@@ -185,6 +185,24 @@ fi
 
 scenarios remote-read
 
+echo "== 8c. many comm patterns (300 exact names, 40 globs): the capture stays on, at start and at reload"
+names=$(for i in $(seq 300); do printf '{ comm = "aio-name-%03d"; }, ' "$i"; done)
+globs=$(for i in $(seq 40); do printf '{ comm = "aio-glob-%02d*"; }, ' "$i"; done)
+write_config "$T/many.conf" "$CALLS" 'drain_interval_ms = 5;' "watch = ( $names $globs { comm = \"aio-last\"; } );"
+start_daemon "$T/many.conf" "$T/many.out"
+grep -q '^\[info\] tracking aio starts.*memory captured in the kernel' "$T/many.out" ||
+        fail "with many comm patterns the capture was not used"
+"$WORKLOAD" --comm aio-name-297 --truth "$T/many1.truth" --dir "$T/w1" --pause-us 5000 || fail "workload failed"
+"$WORKLOAD" --comm aio-glob-39xy --truth "$T/many2.truth" --dir "$T/w1" --pause-us 5000 || fail "workload failed"
+"$WORKLOAD" --comm aio-name-999 --truth "$T/many3.truth" --dir "$T/w1" --pause-us 5000 || fail "workload failed"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/many.out" '^\[info\] reloaded '
+"$WORKLOAD" --comm aio-last --truth "$T/many4.truth" --dir "$T/w1" --pause-us 5000 || fail "workload failed"
+stop_daemon "$T/many.out"
+! grep -q 'reload refused' "$T/many.out" || fail "a reload to the list that started was refused"
+compare --trace "$T/many.out" --truth "$T/many1.truth" --truth "$T/many2.truth" --truth "$T/many4.truth" \
+        --unwatched "$T/many3.truth" --strict
+
 echo "== 9. no BPF allowed (CAP_BPF and CAP_SYS_ADMIN dropped, CAP_PERFMON kept)"
 if ! setpriv --bounding-set -bpf,-sys_admin true 2>/dev/null; then
         echo "setpriv cannot drop CAP_BPF here: part skipped"

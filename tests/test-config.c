@@ -38,7 +38,7 @@ static void expect_error(const char *text, unsigned line, const char *want) {
         struct config *c = NULL;
         char error[512] = "";
         if (config_load(path, &c, error, sizeof(error)) >= 0 || c) {
-                fprintf(stderr, "%s: accepted: %s", test_case, text);
+                fprintf(stderr, "%s: accepted: %.200s\n", test_case, text);
                 test_failures++;
                 config_free(c);
                 return;
@@ -46,8 +46,8 @@ static void expect_error(const char *text, unsigned line, const char *want) {
         char prefix[300];
         snprintf(prefix, sizeof(prefix), "%s:%u: ", path, line);
         if (strncmp(error, prefix, strlen(prefix)) != 0 || !strstr(error, want)) {
-                fprintf(stderr, "%s: for %s  the error is: %s\n  want: %s<...>%s\n", test_case, text, error, prefix,
-                        want);
+                fprintf(stderr, "%s: for %.200s%s  the error is: %s\n  want: %s<...>%s\n", test_case, text,
+                        strlen(text) > 200 ? "...\n" : "", error, prefix, want);
                 test_failures++;
         }
 }
@@ -151,9 +151,78 @@ static void test_errors(void) {
                 { "output = { queue_kib = 8; };\n", 1, "output.queue_kib = 8 is out of range (64 to 1048576)" },
                 { "output = {\n  json_message = \"yes\";\n};\n", 2, "output.json_message must be true or false" },
                 { "ring_pages = 64;\nmax_iocbs_per_call = = 2;\n", 2, "syntax error" },
+                /* what libconfig would take wrongly without a word */
+                { "ring_pages = 64;\n@include \"/etc/other.conf\"\n", 2, "@include is refused" },
+                { "watch = ( { pid = 4294967297; } );\n", 1,
+                  "4294967297 is too large for an integer without L, which libconfig would cut to its low bits" },
+                { "\nring_pages = 4294967297;\n", 2, "4294967297 is too large for an integer without L" },
+                { "ring_pages = 1099511627776;\n", 1, "1099511627776 is too large for an integer without L" },
+                { "max_iocbs_per_call = 0x100000001;\n", 1, "0x100000001 is too large for an integer without L" },
+                { "max_inflight = 99999999999999999999L;\n", 1, "is too large for any integer" },
+                { "watch = ( { pid = 4294967297L; } );\n", 1, "pid = 4294967297 is out of range (1 to 4194304)" },
+                { "output = { mode = 0640; };\n", 1, "output.mode must be a string, as \"0640\": a number is read as "
+                                                     "decimal (0640 is 640)" },
         };
         for (size_t i = 0; i < ELEMENTS(cases); i++)
                 expect_error(cases[i].text, cases[i].line, cases[i].want);
+}
+
+/* Numbers where libconfig reads them whole: with an L, and digits inside names, strings and comments. */
+static void test_numbers_read_whole(void) {
+        struct config *c = load_text("# 99999999999 in a comment, /* and 4294967297 */\n"
+                                     "/* 4294967297\n  on two lines */ output = { max_size = 8589934592L;\n"
+                                     "  path = \"/var/log/x4294967297\"; };\n"
+                                     "watch = ( { comm = \"a99999999999\"; }, { pid = 4194304; } );\n");
+        if (!c)
+                return;
+        CHECK_EQ(c->output.max_size, 8ull << 30);
+        CHECK_STR(c->output.path, "/var/log/x4294967297");
+        CHECK_EQ(c->watch[1].pid, 4194304);
+        config_free(c);
+}
+
+/* A watch list of n entries, "comm = \"cNNN\"" (glob: "cNNN*"), with a capture mode. */
+static const char *many_comms(unsigned n, bool glob, const char *capture) {
+        static char text[65536];
+        size_t len = (size_t) snprintf(text, sizeof(text), "capture = \"%s\";\nwatch = (", capture);
+        for (unsigned i = 0; i < n; i++)
+                len += (size_t) snprintf(text + len, sizeof(text) - len, "%s { comm = \"comm-%04u%s\"; }",
+                                         i ? "," : "", i, glob ? "*" : "");
+        snprintf(text + len, sizeof(text) - len, " );\n");
+        return text;
+}
+
+/* The watch list is refused where it is applied and would not fit: the same at start, reload and check. */
+static void test_watch_limits(void) {
+        struct config *c = load_text(many_comms(300, false, "bpf")); /* a hash of exact names */
+        CHECK(c && c->n_watch == 300);
+        config_free(c);
+        c = load_text(many_comms(64, true, "auto"));
+        CHECK(c && c->n_watch == 64);
+        config_free(c);
+        expect_error(many_comms(65, true, "bpf"), 2, "the watch list has 0 pids, 0 exact names and 65 globs: the "
+                                                   "in-kernel capture takes at most 4096, 1024 and 64");
+        expect_error(many_comms(1025, false, "auto"), 2, "1025 exact names");
+        expect_error(many_comms(200, false, "remote-read"), 2, "with capture = \"remote-read\" the watch list's comm "
+                                                              "patterns make a kernel filter longer than the 4096 bytes");
+        c = load_text(many_comms(150, false, "remote-read")); /* 150 times 23 bytes: it fits */
+        CHECK(c != NULL);
+        config_free(c);
+}
+
+/* What is not a config file is refused at once, with what it is: never a read that waits for a writer. */
+static void test_not_a_file(void) {
+        struct config *c = NULL;
+        char error[512] = "", path[300];
+        CHECK_EQ(config_load(dir, &c, error, sizeof(error)), -EINVAL);
+        CHECK_CONTAINS(error, ": is a directory, not a file: refused");
+        snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+        CHECK_EQ(mkfifo(path, 0600), 0);
+        alarm(10); /* a read that waits would end the test here */
+        CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EINVAL);
+        alarm(0);
+        CHECK_CONTAINS(error, "fifo.conf: is a FIFO, not a file: refused");
+        CHECK(c == NULL);
 }
 
 static void test_unreadable(void) {
@@ -329,6 +398,9 @@ int main(void) {
         RUN(test_every_key);
         RUN(test_errors);
         RUN(test_unreadable);
+        RUN(test_numbers_read_whole);
+        RUN(test_not_a_file);
+        RUN(test_watch_limits);
         RUN(test_ownership);
         RUN(test_comm_patterns);
         RUN(test_man_page);
