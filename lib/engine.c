@@ -41,10 +41,11 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
         if (!e->opt.proc_root)
                 e->opt.proc_root = "/proc";
         e->cursors = calloc(n_rings ? n_rings : 1, sizeof(*e->cursors));
+        e->heap = calloc(n_rings ? n_rings : 1, sizeof(*e->heap));
         e->lost_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_per_ring));
         e->lost_noted = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_noted));
         e->samples_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->samples_per_ring));
-        if (!e->cursors || !e->lost_per_ring || !e->lost_noted || !e->samples_per_ring)
+        if (!e->cursors || !e->heap || !e->lost_per_ring || !e->lost_noted || !e->samples_per_ring)
                 goto fail;
         if (thread_table_init(&e->threads, 1024) < 0)
                 goto fail;
@@ -72,6 +73,8 @@ void engine_done(struct engine *e) {
         tracker_done(&e->tracker);
         id_table_done(&e->threads);
         free(e->cursors);
+        free(e->heap);
+        e->heap = NULL;
         free(e->lost_per_ring);
         free(e->lost_noted);
         e->lost_noted = NULL;
@@ -108,10 +111,10 @@ static void note_record(void *userdata, uint32_t tid, uint64_t time) {
 
 /* Index what has arrived since the last look: the newest record per thread. */
 static void rescan(struct engine *e) {
-        for (size_t i = 0; i < e->n_rings; i++) {
-                ring_refresh(&e->rings[i]);
-                ring_scan(&e->rings[i], note_record, e);
-        }
+        for (size_t i = 0; i < e->n_rings; i++)
+                if (ring_refresh(&e->rings[i]))
+                        ring_scan(&e->rings[i], note_record, e);
+        e->rescanned = true;
 }
 
 static void handle_enter(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
@@ -297,51 +300,100 @@ static bool cursor_fill(struct engine *e, size_t i) {
         struct ring_cursor *c = &e->cursors[i];
         if (c->h)
                 return true;
-        for (;;) {
-                const struct perf_event_header *h;
-                int r = ring_peek(&e->rings[i], &h);
-                if (r == 0)
-                        return false;
-                if (r < 0) {
-                        e->stats.bad_records++;
-                        e->stats.bad_bytes += ring_skip_to_head(&e->rings[i]);
-                        return false;
-                }
-                uint64_t t;
-                if (!record_time(h, &t))
-                        t = 0; /* no time to order it by: process it at once */
-                c->h = h;
-                c->time = t;
-                return true;
+        const struct perf_event_header *h;
+        int r = ring_peek(&e->rings[i], &h);
+        if (r == 0)
+                return false;
+        if (r < 0) {
+                e->stats.bad_records++;
+                e->stats.bad_bytes += ring_skip_to_head(&e->rings[i]);
+                c->advanced = true;
+                return false;
         }
+        uint64_t t;
+        if (!record_time(h, &t))
+                t = 0; /* no time to order it by: process it at once */
+        c->h = h;
+        c->time = t;
+        return true;
+}
+
+/* The merge's heap: ring a's record goes before ring b's (the older first; of two as old, the lower ring). */
+static bool heap_before(const struct engine *e, uint32_t a, uint32_t b) {
+        uint64_t ta = e->cursors[a].time, tb = e->cursors[b].time;
+        return ta < tb || (ta == tb && a < b);
+}
+
+static void heap_sift_down(struct engine *e, size_t i) {
+        uint32_t *h = e->heap, x = h[i];
+        for (;;) {
+                size_t c = 2 * i + 1;
+                if (c >= e->heap_n)
+                        break;
+                if (c + 1 < e->heap_n && heap_before(e, h[c + 1], h[c]))
+                        c++;
+                if (!heap_before(e, h[c], x))
+                        break;
+                h[i] = h[c];
+                i = c;
+        }
+        h[i] = x;
+}
+
+static void heap_push(struct engine *e, uint32_t ring) {
+        uint32_t *h = e->heap;
+        size_t i = e->heap_n++;
+        for (; i > 0 && heap_before(e, ring, h[(i - 1) / 2]); i = (i - 1) / 2)
+                h[i] = h[(i - 1) / 2];
+        h[i] = ring;
+        e->cursors[ring].in_heap = true;
+}
+
+/* Every ring that holds a record now and is not in the heap yet, into it: at the start of a drain, and after
+ * the heads were read again in its course. */
+static void heap_gather(struct engine *e) {
+        for (size_t i = 0; i < e->n_rings; i++)
+                if (!e->cursors[i].in_heap && cursor_fill(e, i))
+                        heap_push(e, (uint32_t) i);
+        e->rescanned = false;
 }
 
 bool engine_drain(struct engine *e, uint64_t until) {
         bool held = false;
         rescan(e);
-        for (;;) {
-                size_t best = SIZE_MAX;
-                uint64_t best_time = UINT64_MAX;
-                for (size_t i = 0; i < e->n_rings; i++)
-                        if (cursor_fill(e, i) && (best == SIZE_MAX || e->cursors[i].time < best_time)) {
-                                best = i;
-                                best_time = e->cursors[i].time;
-                        }
-                if (best == SIZE_MAX)
-                        break;
+        heap_gather(e);
+        while (e->heap_n > 0) {
+                uint32_t best = e->heap[0];
+                struct ring_cursor *c = &e->cursors[best];
+                uint64_t best_time = c->time;
                 if (best_time > until) {
                         held = true;
                         break;
                 }
-                const struct perf_event_header *h = e->cursors[best].h;
+                const struct perf_event_header *h = c->h;
                 handle_record(e, best, h);
                 ring_advance(&e->rings[best], h);
-                e->cursors[best].h = NULL;
+                c->h = NULL;
+                c->advanced = true;
+                if (cursor_fill(e, best))
+                        heap_sift_down(e, 0); /* its next record takes its place, further down */
+                else {
+                        c->in_heap = false;
+                        e->heap[0] = e->heap[--e->heap_n];
+                        if (e->heap_n)
+                                heap_sift_down(e, 0);
+                }
+                if (e->rescanned) /* reading a caller's memory looked at the rings again */
+                        heap_gather(e);
                 if (best_time > e->processed_up_to)
                         e->processed_up_to = best_time;
         }
+        /* only the rings records were taken from: the others' tails stay as the kernel knows them */
         for (size_t i = 0; i < e->n_rings; i++)
-                ring_commit(&e->rings[i]);
+                if (e->cursors[i].advanced) {
+                        ring_commit(&e->rings[i]);
+                        e->cursors[i].advanced = false;
+                }
         if (e->threads.used * 2 > e->threads.cap)
                 thread_table_sweep(&e->threads, e->processed_up_to);
         /* Everything up to `until` is processed: the intervals that ended by then are complete. */

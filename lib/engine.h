@@ -37,6 +37,8 @@ struct engine_options {
 struct ring_cursor {
         const struct perf_event_header *h;
         uint64_t time;
+        bool in_heap;  /* its ring is in the merge's heap */
+        bool advanced; /* records were taken from its ring in this drain: its tail goes back to the kernel */
 };
 
 /* The one engine: rings merged in time order, records paired per thread, each call handed to its family's
@@ -44,6 +46,9 @@ struct ring_cursor {
 struct engine {
         struct ring *rings;
         struct ring_cursor *cursors;
+        uint32_t *heap; /* the rings that hold a record, a binary min-heap by (time, ring): O(log n) a record */
+        size_t heap_n;
+        bool rescanned; /* the rings' heads were read again during the drain: rings may have records now */
         uint64_t *lost_per_ring;    /* reported by PERF_RECORD_LOST */
         uint64_t *lost_noted;       /* per ring: what the summaries were told of, by either account */
         uint64_t *samples_per_ring; /* read, whatever they turned out to be */

@@ -8,7 +8,10 @@
  *                                               REPLAY_OUTPUT=FILE: what it wrote, to compare two builds
  *                                               (the timing then includes writing it);
  *                                               REPLAY_PROC_ROOT=DIR: DIR/PID/fd/N links standing for /proc,
- *                                               so that requests carry their paths as they did live)
+ *                                               so that requests carry their paths as they did live;
+ *                                               REPLAY_RINGS=N: the records dealt over N rings, one to each
+ *                                               in turn, as a host of N CPUs whose threads move at every
+ *                                               call would write them: the merge's worst case)
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -69,13 +72,13 @@ static double cpu_seconds(void) {
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-/* The next records of the dump that fit in the ring, at its start; past the dump's end it begins again, later in
- * time by span (span 0: it stops there).  Returns how many records. */
-static size_t fill(struct fake_ring *f, const uint8_t *dump, size_t len, size_t *pos, uint64_t *shift,
-                   uint64_t span) {
-        uint8_t *data = f->base + FAKE_PAGE;
-        size_t at = 0, records = 0;
-        for (;;) {
+/* The next RING_BYTES of the dump's records, dealt over the rings from their starts; past the dump's end it
+ * begins again, later in time by span (span 0: it stops there).  Returns how many records. */
+static size_t fill(struct fake_ring *rings, size_t n_rings, const uint8_t *dump, size_t len, size_t *pos,
+                   uint64_t *shift, uint64_t span) {
+        size_t at[n_rings], total = 0, records = 0;
+        memset(at, 0, sizeof(at));
+        for (;; records++) {
                 if (*pos >= len && span == 0)
                         break;
                 if (*pos >= len) {
@@ -84,22 +87,46 @@ static size_t fill(struct fake_ring *f, const uint8_t *dump, size_t len, size_t 
                 }
                 struct perf_event_header h;
                 memcpy(&h, dump + *pos, sizeof(h));
-                if (at + h.size > f->data_size)
+                size_t i = records % n_rings;
+                if (total + h.size > RING_BYTES || at[i] + h.size > rings[i].data_size)
                         break;
-                memcpy(data + at, dump + *pos, h.size);
+                uint8_t *rec = rings[i].base + FAKE_PAGE + at[i];
+                memcpy(rec, dump + *pos, h.size);
                 if (h.type == PERF_RECORD_SAMPLE) {
                         uint64_t t;
-                        memcpy(&t, data + at + 24, 8);
+                        memcpy(&t, rec + 24, 8);
                         t += *shift;
-                        memcpy(data + at + 24, &t, 8);
+                        memcpy(rec + 24, &t, 8);
                 }
-                at += h.size;
+                at[i] += h.size;
+                total += h.size;
                 *pos += h.size;
-                records++;
         }
-        fake_meta(f)->data_tail = 0;
-        fake_meta(f)->data_head = at;
+        for (size_t i = 0; i < n_rings; i++) {
+                fake_meta(&rings[i])->data_tail = 0;
+                fake_meta(&rings[i])->data_head = at[i];
+        }
         return records;
+}
+
+/* Each ring as large as its share of a fill, twice over (shares are uneven), a power of two. */
+static size_t ring_size_for(size_t n_rings) {
+        size_t size = 4 * FAKE_PAGE;
+        while (size < RING_BYTES && size < 2 * RING_BYTES / n_rings)
+                size *= 2;
+        return size;
+}
+
+static int init_rings(struct ring *rings, struct fake_ring *fakes, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (ring_init(&rings[i], fakes[i].base, FAKE_PAGE, fakes[i].data_size, (int) i) < 0)
+                        return -1;
+        return 0;
+}
+
+static void done_rings(struct ring *rings, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                ring_done(&rings[i]);
 }
 
 int main(int argc, char **argv) {
@@ -138,8 +165,21 @@ int main(int argc, char **argv) {
         printf("bench-replay: %s: %zu records (%.1f MiB), replayed for %.1f s of CPU per format\n", argv[1],
                n_records, (double) len / (1 << 20), seconds);
 
-        struct fake_ring f;
-        fake_ring_init(&f, RING_BYTES, 0);
+        const char *rings_env = getenv("REPLAY_RINGS");
+        size_t n_rings = rings_env ? strtoul(rings_env, NULL, 10) : 1;
+        if (n_rings < 1 || n_rings > 4096) {
+                fprintf(stderr, "bench-replay: REPLAY_RINGS=%s: 1 to 4096\n", rings_env);
+                return 2;
+        }
+        size_t ring_size = ring_size_for(n_rings);
+        struct fake_ring *fakes = calloc(n_rings, sizeof(*fakes));
+        struct ring *rings = calloc(n_rings, sizeof(*rings));
+        if (!fakes || !rings)
+                return 1;
+        for (size_t i = 0; i < n_rings; i++)
+                fake_ring_init(&fakes[i], ring_size, 0);
+        if (n_rings > 1)
+                printf("  over %zu rings of %zu KiB\n", n_rings, ring_size / 1024);
         const char *only = getenv("REPLAY_FORMAT"); /* one format alone, for a profiler */
         const char *output_path = getenv("REPLAY_OUTPUT");
         const char *proc_root = getenv("REPLAY_PROC_ROOT");
@@ -150,7 +190,6 @@ int main(int argc, char **argv) {
         for (format = 0; format < _FMT_MAX; format++) {
                 if (only && strcmp(only, format_names[format]) != 0)
                         continue;
-                struct ring ring;
                 struct engine e;
                 struct engine_options opt = {
                         .max_iocbs_per_call = 256, .max_inflight = 65536, .max_inflight_per_process = 65536,
@@ -163,12 +202,12 @@ int main(int argc, char **argv) {
                 size_t pos = 0;
                 double used = 0;
                 entries = 0;
-                if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0 || engine_init(&e, &ring, 1, t, &opt, &cb) < 0)
+                if (init_rings(rings, fakes, n_rings) < 0 || engine_init(&e, rings, n_rings, t, &opt, &cb) < 0)
                         return 1;
                 while (once ? pos < len : used < seconds) {
-                        ring_done(&ring);
-                        size_t n = fill(&f, dump, len, &pos, &shift, span);
-                        if (ring_init(&ring, f.base, FAKE_PAGE, RING_BYTES, 0) < 0)
+                        done_rings(rings, n_rings);
+                        size_t n = fill(fakes, n_rings, dump, len, &pos, &shift, span);
+                        if (init_rings(rings, fakes, n_rings) < 0)
                                 return 1;
                         double t0 = cpu_seconds();
                         engine_drain(&e, UINT64_MAX);
@@ -180,7 +219,7 @@ int main(int argc, char **argv) {
                        format_names[format], (double) entries / used, (double) e.stats.calls / used,
                        (double) records / used, entries, e.stats.calls, records, used);
                 engine_done(&e);
-                ring_done(&ring);
+                done_rings(rings, n_rings);
                 if (output)
                         fwrite(out.data, 1, out.len, output);
                 outbuf_reset(&out);
@@ -189,7 +228,10 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench-replay: %s: %m\n", output_path);
                 return 1;
         }
-        fake_ring_free(&f);
+        for (size_t i = 0; i < n_rings; i++)
+                fake_ring_free(&fakes[i]);
+        free(fakes);
+        free(rings);
         free(dump);
         outbuf_free(&out);
         outbuf_free(&text);

@@ -30,6 +30,51 @@ static void put_event(struct fake_ring *f, const struct event_desc *d, uint64_t 
         fake_ring_put(f, rec, build_sample(rec, id, self_pid, self_tid, time, cpu, raw, end));
 }
 
+static int64_t merged[4096];
+static size_t n_merged;
+
+static void collect_order(void *userdata, const struct entry *e) {
+        if (e->kind == ENTRY_CALL && n_merged < ELEMENTSOF(merged))
+                merged[n_merged++] = e->call->ret;
+}
+
+/* Records dealt at random over many rings, written in stages as the kernel would (each ring in time order) and
+ * drained in between up to a moment before the newest: every call comes out once, in time order. */
+static void merge_many_rings(const struct event_table *t) {
+        CASE("64 rings, records dealt at random, drained in stages: all out, in time order");
+        enum { N_RINGS = 64, N_RECORDS = 4096, STAGE = 300 };
+        static struct fake_ring f[N_RINGS];
+        static struct ring rings[N_RINGS];
+        for (size_t i = 0; i < N_RINGS; i++) {
+                fake_ring_init(&f[i], 16384, 0);
+                CHECK_EQ(ring_init(&rings[i], f[i].base, FAKE_PAGE, 16384, (int) i), 0);
+        }
+        struct engine e;
+        struct engine_options opt = { .max_iocbs_per_call = 256, .max_inflight = 1024, .records = RECORD_SYSCALLS };
+        struct engine_callbacks cb = { .emit = collect_order };
+        CHECK_EQ(engine_init(&e, rings, N_RINGS, t, &opt, &cb), 0);
+        const struct event_desc *exit_destroy = find(t, "sys_exit_io_destroy");
+        unsigned seed = 1;
+        for (uint64_t i = 0; i < N_RECORDS; i++) {
+                uint64_t ret[] = { i };
+                seed = seed * 1103515245u + 12345u;
+                put_event(&f[(seed >> 16) % N_RINGS], exit_destroy, 5, 1000 + 10 * i, 0, ret);
+                if (i % STAGE == STAGE - 1) /* the last 50 records are too recent: held */
+                        CHECK(engine_drain(&e, 1000 + 10 * (i - 50)));
+        }
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        CHECK_EQ(n_merged, N_RECORDS);
+        size_t in_order = 0;
+        for (size_t i = 0; i < n_merged; i++)
+                in_order += merged[i] == (int64_t) i;
+        CHECK_EQ(in_order, N_RECORDS);
+        engine_done(&e);
+        for (size_t i = 0; i < N_RINGS; i++) {
+                ring_done(&rings[i]);
+                fake_ring_free(&f[i]);
+        }
+}
+
 int main(void) {
         self_pid = (uint32_t) getpid();
         self_tid = (uint32_t) syscall(SYS_gettid);
@@ -172,6 +217,9 @@ int main(void) {
         ring_done(&rings[1]);
         fake_ring_free(&f0);
         fake_ring_free(&f1);
+
+        merge_many_rings(t);
+
         event_table_free(t);
         outbuf_free(&out);
         return test_result("test-engine");
