@@ -55,6 +55,8 @@ enum {
 /* Records this close to now may still be in flight into another CPU's ring: wait for them before merging. */
 #define MERGE_MARGIN_NS 2000000ull
 #define SYSFS_CPUS "/sys/devices/system/cpu"
+/* The output, dump, journal, signals, timers, the capture's programs and maps, libraries': a generous count. */
+#define FDS_BESIDES_RINGS 128
 
 struct options {
         const char *config_path;
@@ -376,6 +378,24 @@ static int open_events(struct daemon *d, char *error, size_t error_size) {
         return r < 0 ? EXIT_KERNEL : EXIT_OK;
 }
 
+/* Every CPU takes a file descriptor for its ring and, without the capture, one per tracepoint, twice over while
+ * a reload replaces the set: thousands on a large host, where the soft limit is 1024. */
+static int raise_fd_limit(struct daemon *d, size_t n_cpus, char *error, size_t error_size) {
+        size_t per_cpu = 1 + (d->capture ? 0 : 2 * d->events->n_events);
+        size_t want = n_cpus * per_cpu + FDS_BESIDES_RINGS, limit;
+        int r = fd_limit_raise(want, &limit);
+        if (r < 0) {
+                snprintf(error, error_size, "the limit on open files: %s", strerror(-r));
+                return r;
+        }
+        if (limit < want) {
+                snprintf(error, error_size, "tracing %zu CPUs takes up to %zu open files, and the limit is %zu: "
+                         "raise it (LimitNOFILE= in the unit, ulimit -n in a shell)", n_cpus, want, limit);
+                return -EMFILE;
+        }
+        return 0;
+}
+
 /* A ring for every CPU there can be (one offline now is traced once it comes online), the capture's output
  * into them, and the selection.  AIOTRACED_CPUS: only these CPUs, for tests of other CPU counts (a process
  * running elsewhere is not seen). */
@@ -393,6 +413,9 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
                          only ? only : "", r == -ENOENT ? "none of them is online" : strerror(-r));
                 return EXIT_RUNTIME;
         }
+        r = raise_fd_limit(d, n_cpus, error, error_size);
+        if (r < 0)
+                return EXIT_RUNTIME;
         r = perf_session_open(&d->perf, d->events, cpus, n_cpus, d->config->ring_pages, !d->capture, error,
                               error_size);
         if (r < 0)

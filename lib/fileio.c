@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -53,4 +54,22 @@ void describe_holder(pid_t holder, char *buf, size_t size) {
                 snprintf(buf, size, "another aiotraced (pid %d)", holder);
         else
                 snprintf(buf, size, "pid %d (%s)", holder, comm);
+}
+
+int fd_limit_raise(size_t want, size_t *ret_limit) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return -errno;
+        if (rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        return -errno;
+        }
+        if (rl.rlim_cur < want) {
+                struct rlimit more = { .rlim_cur = want, .rlim_max = want };
+                if (setrlimit(RLIMIT_NOFILE, &more) == 0) /* with CAP_SYS_RESOURCE, up to fs.nr_open */
+                        rl = more;
+        }
+        *ret_limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t) rl.rlim_cur;
+        return 0;
 }

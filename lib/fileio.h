@@ -13,3 +13,8 @@ ssize_t read_small_file(const char *path, char *buf, size_t size);
 int lock_for_writing(int fd, pid_t *ret_holder);
 /* "another aiotraced (pid 42)", "pid 42 (vim)": who holds a lock, in words. */
 void describe_holder(pid_t holder, char *buf, size_t size);
+
+/* The soft limit on open files raised to the hard one (nothing here uses select()), and both to want where the
+ * hard one is lower and the process may raise it.  The limit now, which may still be below want, in
+ * *ret_limit. */
+int fd_limit_raise(size_t want, size_t *ret_limit);

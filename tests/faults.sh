@@ -202,4 +202,29 @@ stop_daemon "$T/idle.out"
 kill "$idle_pid"
 echo "idle: $((after - before)) wake-ups in 4 s; the drain timer: 20"
 [ $((after - before)) -le 24 ] || fail "idle, the daemon woke $((after - before)) times in 4 s, not only for its timer"
+
+echo "== 11. a low limit on open files: the soft one raised to the hard one; a hard one too low: refused, and said"
+# Without the capture, every CPU takes a descriptor per tracepoint, twice over while a reload replaces the set:
+# more than 24 even on two CPUs.
+write_config "$T/fd.conf" 'capture = "remote-read";' 'watch = ( { comm = "aio-faults"; } );' "$CALLS" \
+        'drain_interval_ms = 5;'
+AIOTRACED_WRAP="prlimit --nofile=24:$(ulimit -H -n)" start_daemon "$T/fd.conf" "$T/fd.out"
+limit=$(sed -n 's/^Max open files *\([0-9]*\).*/\1/p' "/proc/$DAEMON_PID/limits")
+[ "$limit" = "$(ulimit -H -n)" ] || fail "the soft limit on open files is $limit, not the hard $(ulimit -H -n)"
+sed -i 's/comm = "aio-faults"/comm = "aio-fd*"/' "$T/fd.conf"
+kill -HUP "$DAEMON_PID"
+wait_for "$T/fd.out" '^\[info\] reloaded'
+"$WORKLOAD" --comm aio-fd --truth "$T/fd.truth" --dir "$T/w1" --pause-us 20000 || fail "workload failed"
+stop_daemon "$T/fd.out"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/fd.out" --truth "$T/fd.truth" --strict ||
+        fail "with a low soft limit, the calls are not all traced"
+# a hard limit of 100, and no CAP_SYS_RESOURCE to raise it: refused at start, naming the limit and the fix
+prlimit --nofile=100:100 setpriv --inh-caps=-sys_resource --bounding-set=-sys_resource \
+        "$AIOTRACED" --stdout -c "$T/fd.conf" >/dev/null 2>"$T/fd.err"
+rc=$?
+cat "$T/fd.err"
+[ $rc = 1 ] || fail "a hard limit too low: exit $rc, not 1"
+grep -q 'aiotraced: tracing [0-9]* CPUs takes up to [0-9]* open files, and the limit is 100: raise it (LimitNOFILE= in the unit, ulimit -n in a shell)$' \
+        "$T/fd.err" || fail "a hard limit too low is not said"
+
 echo PASS

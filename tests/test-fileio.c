@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small files read whole, write locks and who holds them, the limit on open files. */
+#include "fileio.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char dir[] = "/tmp/test-fileio.XXXXXX";
+
+static void small_file_read_whole_or_cut(void) {
+        char path[64], buf[8];
+        snprintf(path, sizeof(path), "%s/small", dir);
+        FILE *f = fopen(path, "we");
+        CHECK(f && fputs("hello world\n", f) >= 0 && fclose(f) == 0);
+        CHECK_EQ(read_small_file(path, buf, sizeof(buf)), 7);
+        CHECK_STR(buf, "hello w");
+        CHECK_EQ(read_small_file("/nonexistent/file", buf, sizeof(buf)), (uint64_t) -ENOENT);
+        CHECK_EQ(read_small_file(path, buf, 0), (uint64_t) -EINVAL);
+}
+
+static void lock_held_by_another_process_is_named(void) {
+        char path[64];
+        snprintf(path, sizeof(path), "%s/locked", dir);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        CHECK(fd >= 0);
+        int ready[2];
+        CHECK(pipe2(ready, O_CLOEXEC) == 0);
+        pid_t child = fork();
+        if (child == 0) {
+                pid_t none;
+                _exit(lock_for_writing(fd, &none) == 0 && write(ready[1], "x", 1) == 1 ? (pause(), 0) : 1);
+        }
+        char c;
+        CHECK(read(ready[0], &c, 1) == 1);
+        pid_t holder = 0;
+        CHECK_EQ(lock_for_writing(fd, &holder), (uint64_t) -EBUSY);
+        CHECK_EQ(holder, child);
+        char who[64], want[64];
+        describe_holder(holder, who, sizeof(who));
+        snprintf(want, sizeof(want), "pid %d (test-fileio)", child);
+        CHECK_STR(who, want);
+        describe_holder(0, who, sizeof(who));
+        CHECK_STR(who, "another process");
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        CHECK_EQ(lock_for_writing(fd, &holder), 0); /* the holder gone, the lock is free */
+        close(fd);
+        close(ready[0]);
+        close(ready[1]);
+}
+
+static void fd_limit_soft_raised_to_hard(void) {
+        struct rlimit rl;
+        CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+        if (rl.rlim_max < 64) {
+                printf("    (hard limit %ju: nothing to raise)\n", (uintmax_t) rl.rlim_max);
+                return;
+        }
+        struct rlimit low = { .rlim_cur = 32, .rlim_max = rl.rlim_max };
+        CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+        size_t limit = 0;
+        CHECK_EQ(fd_limit_raise(16, &limit), 0);
+        CHECK(getrlimit(RLIMIT_NOFILE, &low) == 0);
+        CHECK_EQ(low.rlim_cur, rl.rlim_max);
+        CHECK_EQ(limit, rl.rlim_max == RLIM_INFINITY ? SIZE_MAX : rl.rlim_max);
+}
+
+static bool has_cap_sys_resource(void) {
+        char status[4096];
+        unsigned long long eff = 0;
+        const char *p = read_small_file("/proc/self/status", status, sizeof(status)) > 0 ? strstr(status, "CapEff:")
+                                                                                       : NULL;
+        return p && sscanf(p, "CapEff: %llx", &eff) == 1 && (eff & (1ull << 24 /* CAP_SYS_RESOURCE */));
+}
+
+/* Past the hard limit only with CAP_SYS_RESOURCE (which even root may lack); in a child, whose limits end with
+ * it. */
+static void fd_limit_hard_raised_only_with_privilege(void) {
+        bool privileged = has_cap_sys_resource();
+        pid_t child = fork();
+        if (child == 0) {
+                struct rlimit tight = { .rlim_cur = 48, .rlim_max = 64 };
+                size_t limit = 0;
+                if (setrlimit(RLIMIT_NOFILE, &tight) < 0 || fd_limit_raise(4096, &limit) < 0)
+                        _exit(2);
+                struct rlimit now;
+                if (getrlimit(RLIMIT_NOFILE, &now) < 0 || now.rlim_cur != limit)
+                        _exit(3);
+                /* fs.nr_open is far above 4096 */
+                _exit(limit == (privileged ? 4096u : 64u) ? 0 : 4);
+        }
+        int status = 0;
+        CHECK(waitpid(child, &status, 0) == child);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+int main(void) {
+        if (!mkdtemp(dir)) {
+                perror("mkdtemp");
+                return 1;
+        }
+        RUN(small_file_read_whole_or_cut);
+        RUN(lock_held_by_another_process_is_named);
+        RUN(fd_limit_soft_raised_to_hard);
+        RUN(fd_limit_hard_raised_only_with_privilege);
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        if (system(cmd) != 0)
+                return 1;
+        return test_result("test-fileio");
+}
