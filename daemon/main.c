@@ -416,8 +416,16 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
         r = raise_fd_limit(d, n_cpus, error, error_size);
         if (r < 0)
                 return EXIT_RUNTIME;
-        r = perf_session_open(&d->perf, d->events, cpus, n_cpus, d->config->ring_pages, !d->capture, error,
-                              error_size);
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        unsigned ring_pages;
+        if (config_ring_pages(d->config, n_cpus, page, &ring_pages) < 0) {
+                snprintf(error, error_size, "ring_memory = %" PRIu64 " KiB gives each of %zu CPUs less than the "
+                         "smallest ring, %zu KiB: make it %zu KiB or more, or set ring_pages",
+                         d->config->ring_memory >> 10, n_cpus, RING_PAGES_FLOOR * page >> 10,
+                         n_cpus * RING_PAGES_FLOOR * page >> 10);
+                return EXIT_CONFIG;
+        }
+        r = perf_session_open(&d->perf, d->events, cpus, n_cpus, ring_pages, !d->capture, error, error_size);
         if (r < 0)
                 return r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : r == -ENOENT ? EXIT_KERNEL : EXIT_RUNTIME;
         if (d->capture && bpf_capture_set_rings(d->capture, &d->perf, error, error_size) < 0)
@@ -476,7 +484,17 @@ static void format_started(const struct daemon *d, char *buf, size_t size) {
         char offline[64] = "";
         if (online < d->perf.n_cpus)
                 snprintf(offline, sizeof(offline), " (and %zu offline, traced once online)", d->perf.n_cpus - online);
-        snprintf(buf, size, "tracking aio starts at %s: %zu CPUs%s, %s, watching %s", when, online, offline,
+        /* what tracing takes of the host, as an operator budgets it */
+        size_t files = 0, rss = 0;
+        (void) count_open_files(&files);
+        (void) resident_kib(&rss);
+        char rings[160];
+        size_t all = d->perf.n_cpus * d->perf.ring_bytes;
+        snprintf(rings, sizeof(rings), "rings of %zu KiB a CPU (%zu %s in all), %zu files open, RSS %zu MiB",
+                 d->perf.ring_bytes >> 10, all >= 16u << 20 ? all >> 20 : all >> 10, all >= 16u << 20 ? "MiB" : "KiB",
+                 files, rss >> 10);
+        snprintf(buf, size, "tracking aio starts at %s: %zu CPUs%s, %zu tracepoints, %s, %s, watching %s", when,
+                 online, offline, d->events->n_events, rings,
                  d->capture ? "memory captured in the kernel during each call"
                             : "memory read after each call (process_vm_readv)",
                  watching);

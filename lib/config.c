@@ -254,7 +254,9 @@ const struct config_key config_keys[] = {
         { "capture", KEY_ENUM, FIELD(capture), .names = capture_names, .reload = RELOAD_RESTART },
         { "records", KEY_RECORDS, FIELD(records), .reload = RELOAD_LIVE },
         { "summary_interval", KEY_UINT, FIELD(summary_interval), 1, 86400, .reload = RELOAD_LIVE },
-        { "ring_pages", KEY_UINT, FIELD(ring_pages), 1, RING_PAGES_MAX, .pow2 = true, .reload = RELOAD_RESTART },
+        { "ring_memory", KEY_SIZE, FIELD(ring_memory), 64u << 10, UINT64_MAX, .reload = RELOAD_RESTART },
+        { "ring_pages", KEY_UINT, FIELD(ring_pages), 1, RING_PAGES_MAX, .pow2 = true, .unset = "from ring_memory",
+          .reload = RELOAD_RESTART },
         { "max_iocbs_per_call", KEY_UINT, FIELD(max_iocbs_per_call), 1, MAX_IOCBS_MAX, .reload = RELOAD_RESTART },
         { "drain_interval_ms", KEY_UINT, FIELD(drain_interval_ms), 1, 60000, .reload = RELOAD_LIVE },
         { "max_inflight", KEY_UINT, FIELD(max_inflight), 16, 16u << 20, .reload = RELOAD_RESTART },
@@ -435,7 +437,10 @@ void config_key_format(const struct config_key *k, const struct config *c, char 
                          u & RECORD_REQUESTS ? " \"requests\"" : "", u & RECORD_SUMMARY ? " \"summary\"" : "");
                 break;
         case KEY_UINT:
-                snprintf(buf, size, "%u", u);
+                if (u == 0 && k->unset)
+                        snprintf(buf, size, "unset (%s)", k->unset);
+                else
+                        snprintf(buf, size, "%u", u);
                 break;
         case KEY_SIZE:
                 snprintf(buf, size, "%llu", (unsigned long long) v);
@@ -625,6 +630,21 @@ const char *capture_mode_name(enum capture_mode m) {
         return m < ELEMENTSOF(capture_names) - 1 ? capture_names[m] : "?";
 }
 
+int config_ring_pages(const struct config *c, size_t n_cpus, size_t page_size, unsigned *ret_pages) {
+        if (c->ring_pages) {
+                *ret_pages = c->ring_pages;
+                return 0;
+        }
+        uint64_t share = c->ring_memory / MAX(n_cpus, (size_t) 1) / page_size;
+        if (share < RING_PAGES_FLOOR)
+                return -ENOSPC;
+        unsigned pages = RING_PAGES_FLOOR;
+        while (pages < RING_PAGES_CEILING && pages * 2ull <= share)
+                pages *= 2;
+        *ret_pages = pages;
+        return 0;
+}
+
 int config_load(const char *path, struct config **ret, char *error, size_t error_size) {
         char dummy[1];
         struct parse p = { .path = path, .error = error ? error : dummy, .error_size = error ? error_size : 1 };
@@ -632,7 +652,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
         if (!c)
                 return -ENOMEM;
         *c = (struct config) {
-                .ring_pages = 512,
+                .ring_memory = 256ull << 20,
                 .max_iocbs_per_call = 256,
                 .drain_interval_ms = 100,
                 .max_inflight = 65536,

@@ -67,7 +67,8 @@ struct config {
         struct watch *watch;
         size_t n_watch; /* 0: every process */
         enum capture_mode capture;
-        unsigned ring_pages;
+        uint64_t ring_memory; /* bytes, all the CPUs' rings together */
+        unsigned ring_pages;  /* a CPU's, when set: overrides ring_memory; 0: from ring_memory */
         unsigned max_iocbs_per_call;
         unsigned drain_interval_ms;
         unsigned max_inflight;
@@ -104,6 +105,7 @@ struct config_key {
         size_t offset, size; /* of the value in struct config */
         uint64_t min, max;
         bool pow2;
+        const char *unset;        /* KEY_UINT: what 0, the default, stands for ("from ring_memory") */
         const char *const *names; /* KEY_ENUM, NULL-terminated */
         enum config_reload reload;
 };
@@ -117,6 +119,15 @@ bool config_key_equal(const struct config_key *k, const struct config *a, const 
 void config_key_format(const struct config_key *k, const struct config *c, char *buf, size_t size);
 /* Give `to` the key's value in `from` (a scalar key: not the watch list). */
 void config_key_copy(const struct config_key *k, struct config *to, const struct config *from);
+
+/* The smallest ring a CPU gets from ring_memory, and the largest: twice the smallest that lost nothing at the
+ * highest record rate tests/bench-rings.sh makes (docs/scaling.md). */
+#define RING_PAGES_FLOOR 16u
+#define RING_PAGES_CEILING 512u
+
+/* Each CPU's ring, in pages of page_size, for n_cpus: ring_pages when set, else ring_memory shared out, a power of
+ * two between the floor and the ceiling.  -ENOSPC when ring_memory cannot give every CPU the floor. */
+int config_ring_pages(const struct config *c, size_t n_cpus, size_t page_size, unsigned *ret_pages);
 
 /* On failure error holds "FILE:LINE: what is wrong" (or "FILE: ..." when no line applies). */
 int config_load(const char *path, struct config **ret, char *error, size_t error_size);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,5 +72,30 @@ int fd_limit_raise(size_t want, size_t *ret_limit) {
                         rl = more;
         }
         *ret_limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t) rl.rlim_cur;
+        return 0;
+}
+
+int count_open_files(size_t *ret_count) {
+        DIR *dir = opendir("/proc/self/fd");
+        if (!dir)
+                return -errno;
+        size_t n = 0;
+        for (struct dirent *de; (de = readdir(dir));)
+                n += de->d_name[0] != '.';
+        closedir(dir);
+        *ret_count = n - 1; /* the directory's own */
+        return 0;
+}
+
+int resident_kib(size_t *ret_kib) {
+        char status[4096];
+        ssize_t r = read_small_file("/proc/self/status", status, sizeof(status));
+        if (r < 0)
+                return (int) r;
+        const char *rss = strstr(status, "\nVmRSS:");
+        unsigned long kib;
+        if (!rss || sscanf(rss, "\nVmRSS: %lu kB", &kib) != 1)
+                return -EBADMSG;
+        *ret_kib = kib;
         return 0;
 }

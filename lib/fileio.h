@@ -18,3 +18,8 @@ void describe_holder(pid_t holder, char *buf, size_t size);
  * hard one is lower and the process may raise it.  The limit now, which may still be below want, in
  * *ret_limit. */
 int fd_limit_raise(size_t want, size_t *ret_limit);
+
+/* How many files this process has open now (/proc/self/fd). */
+int count_open_files(size_t *ret_count);
+/* This process's resident memory now, in KiB (/proc/self/status). */
+int resident_kib(size_t *ret_kib);

@@ -227,4 +227,25 @@ cat "$T/fd.err"
 grep -q 'aiotraced: tracing [0-9]* CPUs takes up to [0-9]* open files, and the limit is 100: raise it (LimitNOFILE= in the unit, ulimit -n in a shell)$' \
         "$T/fd.err" || fail "a hard limit too low is not said"
 
+
+echo "== 12. ring_memory shared out over the CPUs, said at start; too small for every CPU's smallest ring: refused"
+# two CPUs, whatever this machine has
+write_config "$T/mem.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS" 'ring_memory = "128K";'
+AIOTRACED_CPUS=0,1 start_daemon "$T/mem.conf" "$T/mem.out"
+grep -q '^\[info\] tracking aio starts at .*: 2 CPUs, [0-9]* tracepoints, rings of 64 KiB a CPU (128 KiB in all), [0-9]* files open, RSS [0-9]* MiB, ' \
+        "$T/mem.out" || fail "the start line does not say the rings' memory"
+taskset -c 0,1 "$WORKLOAD" --comm aio-faults --truth "$T/mem.truth" --dir "$T/w1" --pause-us 1000 ||
+        fail "workload failed"
+stop_daemon "$T/mem.out"
+"$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/mem.out" --truth "$T/mem.truth" --strict ||
+        fail "in rings of 64 KiB, the calls are not all traced"
+grep -q '^aiotraced: cpu .*(the rings: 136 KiB)$' "$T/mem.out.err" || fail "the exit stats do not say the rings' memory"
+write_config "$T/mem.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS" 'ring_memory = "100K";'
+AIOTRACED_CPUS=0,1 "$AIOTRACED" --stdout -c "$T/mem.conf" >/dev/null 2>"$T/mem.err"
+rc=$?
+cat "$T/mem.err"
+[ $rc = 3 ] || fail "a ring_memory too small: exit $rc, not 3"
+grep -q '^aiotraced: ring_memory = 100 KiB gives each of 2 CPUs less than the smallest ring, 64 KiB: make it 128 KiB or more, or set ring_pages$' \
+        "$T/mem.err" || fail "a ring_memory too small is not said"
+
 echo PASS

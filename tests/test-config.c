@@ -60,7 +60,8 @@ static void test_defaults(void) {
         CHECK(c->capture == CAPTURE_AUTO);
         CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SUMMARY);
         CHECK_EQ(c->summary_interval, 60);
-        CHECK_EQ(c->ring_pages, 512);
+        CHECK_EQ(c->ring_memory, 256u << 20);
+        CHECK_EQ(c->ring_pages, 0);
         CHECK_EQ(c->max_iocbs_per_call, 256);
         CHECK_EQ(c->drain_interval_ms, 100);
         CHECK_EQ(c->max_inflight, 65536);
@@ -79,6 +80,7 @@ static void test_every_key(void) {
                                      "capture = \"remote-read\";\n"
                                      "records = [ \"requests\", \"syscalls\" ];\n"
                                      "summary_interval = 10;\n"
+                                     "ring_memory = \"1G\";\n"
                                      "ring_pages = 128;\n"
                                      "max_iocbs_per_call = 16;\n"
                                      "drain_interval_ms = 7;\n"
@@ -95,6 +97,7 @@ static void test_every_key(void) {
         CHECK(c->capture == CAPTURE_REMOTE_READ);
         CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SYSCALLS);
         CHECK_EQ(c->summary_interval, 10);
+        CHECK_EQ(c->ring_memory, 1u << 30);
         CHECK_EQ(c->ring_pages, 128);
         CHECK_EQ(c->max_iocbs_per_call, 16);
         CHECK_EQ(c->drain_interval_ms, 7);
@@ -118,7 +121,7 @@ static void test_errors(void) {
                 { "capture = \"kernel\";\n", 1, "capture = \"kernel\" is not one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "capture = 1;\n", 1, "capture must be a string, one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "ring_pages = 64;\nbogus = 1;\n", 2,
-                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, ring_pages, max_iocbs_per_call, "
+                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, ring_memory, ring_pages, max_iocbs_per_call, "
                   "drain_interval_ms, max_inflight, max_inflight_per_process, output)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
                 { "\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two" },
@@ -355,9 +358,49 @@ static void test_reload_view(void) {
         config_key_copy(key_named("ring_pages"), b, a);
         CHECK_EQ(b->ring_pages, 64);
         CHECK(config_key_equal(key_named("ring_pages"), a, b));
+        b->ring_pages = 0;
+        config_key_format(key_named("ring_pages"), b, value, sizeof(value));
+        CHECK_STR(value, "unset (from ring_memory)");
 out:
         config_free(a);
         config_free(b);
+}
+
+/* ring_memory shared out over the CPUs: powers of two of pages between the floor and the ceiling. */
+static void test_ring_budget(void) {
+        struct config *c = load_text("\n");
+        struct config *half = load_text("ring_memory = \"100M\";\n");
+        struct config *fixed = load_text("ring_memory = \"64K\";\nring_pages = 8;\n");
+        if (!c || !half || !fixed)
+                goto out;
+        static const struct {
+                size_t cpus;
+                unsigned pages; /* 0: refused */
+        } defaults[] = { { 1, 512 }, { 2, 512 }, { 128, 512 }, { 129, 256 }, { 256, 256 }, { 1024, 64 },
+                         { 4096, 16 }, { 4097, 0 }, { 8192, 0 } };
+        for (size_t i = 0; i < ELEMENTS(defaults); i++) {
+                unsigned pages = 7;
+                int r = config_ring_pages(c, defaults[i].cpus, 4096, &pages);
+                if (defaults[i].pages == 0) {
+                        CHECK_EQ(r, (uint64_t) -ENOSPC);
+                        CHECK_EQ(pages, 7); /* untouched */
+                } else {
+                        CHECK_EQ(r, 0);
+                        CHECK_EQ(pages, defaults[i].pages);
+                }
+                CHECK(r < 0 || (uint64_t) pages * 4096 * defaults[i].cpus <= c->ring_memory);
+        }
+        unsigned pages = 0;
+        CHECK_EQ(config_ring_pages(half, 96, 4096, &pages), 0); /* 266 pages each: rounded down */
+        CHECK_EQ(pages, 256);
+        CHECK_EQ(config_ring_pages(half, 96, 65536, &pages), 0); /* large pages: 16 each */
+        CHECK_EQ(pages, 16);
+        CHECK_EQ(config_ring_pages(fixed, 4096, 4096, &pages), 0); /* ring_pages overrides the budget */
+        CHECK_EQ(pages, 8);
+out:
+        config_free(c);
+        config_free(half);
+        config_free(fixed);
 }
 
 static void test_cpu_list(void) {
@@ -405,6 +448,7 @@ int main(void) {
         RUN(test_comm_patterns);
         RUN(test_man_page);
         RUN(test_reload_view);
+        RUN(test_ring_budget);
         RUN(test_cpu_list);
         RUN(test_sysfs_cpus);
         char cmd[400];
