@@ -318,34 +318,43 @@ static bool cursor_fill(struct engine *e, size_t i) {
         return true;
 }
 
-/* The merge's heap: ring a's record goes before ring b's (the older first; of two as old, the lower ring). */
-static bool heap_before(const struct engine *e, uint32_t a, uint32_t b) {
-        uint64_t ta = e->cursors[a].time, tb = e->cursors[b].time;
-        return ta < tb || (ta == tb && a < b);
+/* The merge's heap: the older record first; of two as old, the lower ring's. */
+static bool heap_before(struct heap_entry a, struct heap_entry b) {
+        return (a.time < b.time) | ((a.time == b.time) & (a.ring < b.ring)); /* no branch: the outcome is a coin */
 }
 
-static void heap_sift_down(struct engine *e, size_t i) {
-        uint32_t *h = e->heap, x = h[i];
-        for (;;) {
-                size_t c = 2 * i + 1;
-                if (c >= e->heap_n)
-                        break;
-                if (c + 1 < e->heap_n && heap_before(e, h[c + 1], h[c]))
-                        c++;
-                if (!heap_before(e, h[c], x))
-                        break;
+/* The top replaced by x.  Where x still goes first (a ring read on while it holds the oldest records), that is
+ * all.  Otherwise the hole goes down the smaller children to a leaf, a comparison a level, and x comes up from
+ * there: in a merge the new record is mostly among the newest, so this beats stopping at its level on the way
+ * down, which takes two comparisons a level. */
+static void heap_replace_top(struct engine *e, struct heap_entry x) {
+        struct heap_entry *h = e->heap;
+        size_t n = e->heap_n, i = 0;
+        if (n < 2 || (heap_before(x, h[1]) && (n < 3 || heap_before(x, h[2])))) {
+                h[0] = x;
+                return;
+        }
+        for (size_t c; (c = 2 * i + 1) + 1 < n; i = c) {
+                c += heap_before(h[c + 1], h[c]);
                 h[i] = h[c];
-                i = c;
+        }
+        if (2 * i + 1 < n) { /* a last child alone */
+                h[i] = h[2 * i + 1];
+                i = 2 * i + 1;
+        }
+        while (i > 0 && heap_before(x, h[(i - 1) / 2])) {
+                h[i] = h[(i - 1) / 2];
+                i = (i - 1) / 2;
         }
         h[i] = x;
 }
 
 static void heap_push(struct engine *e, uint32_t ring) {
-        uint32_t *h = e->heap;
+        struct heap_entry *h = e->heap, x = { .time = e->cursors[ring].time, .ring = ring };
         size_t i = e->heap_n++;
-        for (; i > 0 && heap_before(e, ring, h[(i - 1) / 2]); i = (i - 1) / 2)
+        for (; i > 0 && heap_before(x, h[(i - 1) / 2]); i = (i - 1) / 2)
                 h[i] = h[(i - 1) / 2];
-        h[i] = ring;
+        h[i] = x;
         e->cursors[ring].in_heap = true;
 }
 
@@ -363,7 +372,7 @@ bool engine_drain(struct engine *e, uint64_t until) {
         rescan(e);
         heap_gather(e);
         while (e->heap_n > 0) {
-                uint32_t best = e->heap[0];
+                uint32_t best = e->heap[0].ring;
                 struct ring_cursor *c = &e->cursors[best];
                 uint64_t best_time = c->time;
                 if (best_time > until) {
@@ -376,12 +385,11 @@ bool engine_drain(struct engine *e, uint64_t until) {
                 c->h = NULL;
                 c->advanced = true;
                 if (cursor_fill(e, best))
-                        heap_sift_down(e, 0); /* its next record takes its place, further down */
+                        heap_replace_top(e, (struct heap_entry) { .time = c->time, .ring = best });
                 else {
                         c->in_heap = false;
-                        e->heap[0] = e->heap[--e->heap_n];
-                        if (e->heap_n)
-                                heap_sift_down(e, 0);
+                        if (--e->heap_n > 0)
+                                heap_replace_top(e, e->heap[e->heap_n]);
                 }
                 if (e->rescanned) /* reading a caller's memory looked at the rings again */
                         heap_gather(e);

@@ -41,12 +41,18 @@ struct ring_cursor {
         bool advanced; /* records were taken from its ring in this drain: its tail goes back to the kernel */
 };
 
+/* A ring in the merge's heap, with the time of its next record: the comparisons stay within the heap. */
+struct heap_entry {
+        uint64_t time;
+        uint32_t ring;
+};
+
 /* The one engine: rings merged in time order, records paired per thread, each call handed to its family's
  * handler, then to the sink.  It owns no file descriptors. */
 struct engine {
         struct ring *rings;
         struct ring_cursor *cursors;
-        uint32_t *heap; /* the rings that hold a record, a binary min-heap by (time, ring): O(log n) a record */
+        struct heap_entry *heap; /* the rings that hold a record, a binary min-heap: O(log n) a record */
         size_t heap_n;
         bool rescanned; /* the rings' heads were read again during the drain: rings may have records now */
         uint64_t *lost_per_ring;    /* reported by PERF_RECORD_LOST */
