@@ -602,6 +602,15 @@ static void run_bench(const char *file, unsigned secs, unsigned depth, unsigned 
         printf("calls=%" PRIu64 " iocbs=%" PRIu64 " seconds=%.3f iops=%.0f\n", calls, iocbs, elapsed, (double) iocbs / elapsed);
 }
 
+/* What any enabled syscall tracepoint costs every thread of the host, watched or not: getppid, N times, through
+ * the syscall slow path that an enabled tracepoint forces; prints ns a call. */
+static void run_getppid(unsigned long n) {
+        uint64_t start = mono_ns();
+        for (unsigned long i = 0; i < n; i++)
+                syscall(SYS_getppid);
+        printf("ns_per_call=%.1f\n", (double) (mono_ns() - start) / (double) n);
+}
+
 /* Requests left in flight for the harness to kill us with. */
 static void run_hold(bool then_exec) {
         aio_context_t ctx = do_setup(16);
@@ -640,6 +649,8 @@ static void usage(FILE *f) {
                 "  --exec                   requests in flight, then exec sleep: they end with the old memory\n"
                 "  --bench SECONDS --file F O_DIRECT 4 KiB random reads of F, --depth N in flight (16), up to\n"
                 "    [--depth N] [--batch N] --batch N a call (16); prints calls, iocbs, seconds and IOPS\n"
+                "  --getppid N              no AIO: getppid N times, for what the tracepoints cost every process;\n"
+                "                           prints ns a call\n"
                 "Options:\n"
                 "  --truth FILE             where the ground truth goes (/dev/null)\n"
                 "  --dir DIR                where the files are made (/tmp)\n"
@@ -660,12 +671,13 @@ int main(int argc, char **argv) {
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
                 { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' },
-                { "help", no_argument, NULL, 'h' }, {},
+                { "getppid", required_argument, NULL, 'G' }, { "help", no_argument, NULL, 'h' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
         const char *bench_file = NULL;
+        unsigned long getppid_calls = 0;
         bool hold = false, then_exec = false;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -718,6 +730,9 @@ int main(int argc, char **argv) {
                 case 'F':
                         bench_file = optarg;
                         break;
+                case 'G':
+                        getppid_calls = strtoul(optarg, NULL, 10);
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -725,6 +740,10 @@ int main(int argc, char **argv) {
                         usage(stderr);
                         return 2;
                 }
+        if (getppid_calls) {
+                run_getppid(getppid_calls);
+                return 0;
+        }
         if (bench_secs) {
                 if (!bench_file || depth == 0 || batch == 0 || batch > depth) {
                         fprintf(stderr, "aio-workload: --bench needs --file, and 0 < --batch <= --depth\n");

@@ -14,8 +14,9 @@
 # call over perf's in the same round: the machine's state moves both alike), and below it what enabling the
 # tracepoints alone costs: the same tracepoints and filters counted by `perf stat`, nothing written.  Then,
 # in a run of each load apart, what the capture's programs cost the traced thread (kernel.bpf_stats_enabled).
+# Then what every process of the host pays while the tracepoints are enabled (an unwatched getppid loop).
 # Then the replay benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and
-# formatted on one core as fast as they go, per output format.
+# formatted on one core as fast as they go, per output format, and over 2 to 256 rings.
 #
 # Timings only: nothing here is asserted (these machines are noisy).  As root, from a build directory:
 #   top_srcdir=SRC top_builddir=. bash SRC/tests/bench.sh [ROUNDS [SECONDS]]
@@ -258,6 +259,62 @@ done
 
 echo "== after the loads, writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of system time"
 
+# What every process of the host pays, watched or not: an enabled syscall tracepoint sends every thread's
+# syscalls through the slow path.  A getppid loop under a comm nobody watches, alone, then beside the daemon
+# in each capture mode and beside a raw perf record of the same tracepoints (the order turned every round);
+# paired ratios of ns a call.
+getppid_ns() { "$WORKLOAD" --comm aio-unwatched --getppid 2000000 | sed -n 's/^ns_per_call=//p'; }
+host_beside() { # WHAT: the loop's ns a call while WHAT traces the loads' comm
+        case $1 in
+        perf)
+                perf_events batched
+                perf record -q -a -B "${PERF_EVENTS[@]}" -o "$out/perf.data" 2>"$T/perf.err" &
+                PERF_PID=$!
+                sleep 0.5
+                getppid_ns
+                stop_perf "perf record" "$T/perf.err"
+                rm -f "$out/perf.data" ;;
+        *)
+                write_config "$T/host.conf" "capture = \"$1\";" 'watch = ( { comm = "aio-bench"; } );' \
+                        "output = { sink = \"file\"; path = \"$out/host.log\"; };"
+                "$AIOTRACED" -c "$T/host.conf" 2>"$T/host.err" &
+                DAEMON_PID=$!
+                for _ in $(seq 500); do
+                        grep -qs 'tracking aio starts' "$out/host.log" && break
+                        sleep 0.01
+                done
+                getppid_ns
+                kill -INT "$DAEMON_PID"
+                wait "$DAEMON_PID" || fail "aiotraced exited with $?"
+                DAEMON_PID=
+                rm -f "$out"/host.log* ;;
+        esac
+}
+host_tracers="bpf remote-read"
+[ $have_perf = no ] || host_tracers="$host_tracers perf"
+: >"$T/host_base"
+for h in $host_tracers; do : >"$T/host_$h"; done
+for r in $(seq "$rounds"); do
+        order="base $host_tracers"
+        [ $((r % 2)) = 1 ] || order=$(echo "$order" | tr ' ' '\n' | tac | tr '\n' ' ')
+        declare -A ns=()
+        for h in $order; do
+                if [ "$h" = base ]; then ns[base]=$(getppid_ns); else ns[$h]=$(host_beside "$h"); fi
+        done
+        echo "${ns[base]}" >>"$T/host_base"
+        line="  host round $r: getppid ${ns[base]} ns alone"
+        for h in $host_tracers; do
+                awk -v t="${ns[$h]}" -v u="${ns[base]}" 'BEGIN {print t / u}' >>"$T/host_$h"
+                line="$line, ${ns[$h]} beside $h"
+        done
+        echo "$line"
+done
+line="host: an unwatched getppid, $(median <"$T/host_base") ns a call alone; paired ratio beside"
+for h in $host_tracers; do
+        line="$line $h $(median <"$T/host_$h") ($(spread <"$T/host_$h"))"
+done
+echo "$line"
+
 # The capture's programs run in the traced threads, not in the daemon: what they cost there, as the kernel
 # measures it (kernel.bpf_stats_enabled, which itself adds a clock read or two a run: so in runs of their own,
 # not in the paired rounds).
@@ -306,4 +363,12 @@ else
         echo "== the dump run followed no request (no capture?): replayed without paths"
         "$top_builddir/tests/bench-replay" "$out/fio.dump" 2
 fi
+# The merge on a large host: the same records dealt over N rings (threads moving at every call, its worst case)
+echo "== replay over N rings: ring records a second, the engine alone, then as JSON"
+for n in 2 16 64 256; do
+        for fmt in "engine only" json; do
+                REPLAY_RINGS=$n REPLAY_FORMAT=$fmt "$top_builddir/tests/bench-replay" "$out/fio.dump" 2 |
+                        sed -n "s/^ *$fmt .* \([0-9]*\) ring records\/s .*/  $n rings, $fmt: \1 ring records\/s/p"
+        done
+done
 rm -rf "$out"
