@@ -378,6 +378,18 @@ static int open_events(struct daemon *d, char *error, size_t error_size) {
         return r < 0 ? EXIT_KERNEL : EXIT_OK;
 }
 
+static int ring_pages_for(const struct config *c, size_t n_cpus, unsigned *ret_pages, char *error,
+                          size_t error_size) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        int r = config_ring_pages(c, n_cpus, page, ret_pages);
+        if (r < 0)
+                snprintf(error, error_size, "ring_memory = %" PRIu64 " KiB gives each of %zu CPUs less than the "
+                         "smallest ring, %zu KiB: make it %zu KiB or more, or set ring_pages",
+                         c->ring_memory >> 10, n_cpus, RING_PAGES_FLOOR * page >> 10,
+                         n_cpus * RING_PAGES_FLOOR * page >> 10);
+        return r;
+}
+
 /* Every CPU takes a file descriptor for its ring and, without the capture, one per tracepoint, twice over while
  * a reload replaces the set: thousands on a large host, where the soft limit is 1024. */
 static int raise_fd_limit(struct daemon *d, size_t n_cpus, char *error, size_t error_size) {
@@ -416,15 +428,9 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
         r = raise_fd_limit(d, n_cpus, error, error_size);
         if (r < 0)
                 return EXIT_RUNTIME;
-        size_t page = (size_t) sysconf(_SC_PAGESIZE);
         unsigned ring_pages;
-        if (config_ring_pages(d->config, n_cpus, page, &ring_pages) < 0) {
-                snprintf(error, error_size, "ring_memory = %" PRIu64 " KiB gives each of %zu CPUs less than the "
-                         "smallest ring, %zu KiB: make it %zu KiB or more, or set ring_pages",
-                         d->config->ring_memory >> 10, n_cpus, RING_PAGES_FLOOR * page >> 10,
-                         n_cpus * RING_PAGES_FLOOR * page >> 10);
+        if (ring_pages_for(d->config, n_cpus, &ring_pages, error, error_size) < 0)
                 return EXIT_CONFIG;
-        }
         r = perf_session_open(&d->perf, d->events, cpus, n_cpus, ring_pages, !d->capture, error, error_size);
         if (r < 0)
                 return r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : r == -ENOENT ? EXIT_KERNEL : EXIT_RUNTIME;
@@ -881,6 +887,12 @@ static int load_config(struct daemon *d) {
         int r = config_load(d->opt.config_path, &d->config, error, sizeof(error));
         if (r >= 0 && !d->opt.to_stdout)
                 r = sink_file_check(&d->config->output, error, sizeof(error));
+        /* the rings' share, over the CPUs there can be (open_rings asks again: a CPU may come meanwhile) */
+        _cleanup_(freep) int *cpus = NULL;
+        size_t n_cpus;
+        unsigned pages;
+        if (r >= 0 && sysfs_cpus(SYSFS_CPUS, "possible", getenv("AIOTRACED_CPUS"), &cpus, &n_cpus) >= 0)
+                r = ring_pages_for(d->config, n_cpus, &pages, error, sizeof(error));
         if (r < 0) {
                 log_error("%s", error);
                 return r;

@@ -247,5 +247,7 @@ cat "$T/mem.err"
 [ $rc = 3 ] || fail "a ring_memory too small: exit $rc, not 3"
 grep -q '^aiotraced: ring_memory = 100 KiB gives each of 2 CPUs less than the smallest ring, 64 KiB: make it 128 KiB or more, or set ring_pages$' \
         "$T/mem.err" || fail "a ring_memory too small is not said"
+AIOTRACED_CPUS=0,1 "$AIOTRACED" --check-config -c "$T/mem.conf" 2>&1 | grep -q 'less than the smallest ring' ||
+        fail "--check-config does not refuse a ring_memory too small"
 
 echo PASS
