@@ -9,7 +9,7 @@
 #include "config.h"
 #include "entry.h"
 #include "events.h"
-#include "requests.h"
+#include "tracker.h"
 #include "ring.h"
 #include "threads.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "call.h"
-#include "requests.h"
+#include "tracker.h"
 
 /* What the engine hands to a sink.  Pointers are valid only during the emit call. */
 enum entry_kind {

@@ -7,7 +7,7 @@
 
 #include "field_name.h"
 #include "outbuf.h"
-#include "requests.h"
+#include "tracker.h"
 
 /* Append a name (padded to FIELD_NAME_MAX) in one fixed-size copy. */
 static inline void field_name_put(struct outbuf *b, const char name[static FIELD_NAME_MAX], size_t len) {

@@ -8,7 +8,7 @@
 #include "format_journal.h"
 #include "format_json.h"
 #include "format_text.h"
-#include "requests.h"
+#include "tracker.h"
 #include "test.h"
 
 /* Distinct values per argument: a value out of its place would show. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The request tracker on calls built by hand: every request ends exactly once, as what it is; the bounds evict
  * the oldest; summaries count what the calls did; and a random mix of calls against a plain model. */
-#include "requests.h"
+#include "tracker.h"
 
 #include <unistd.h>
 
@@ -374,5 +374,5 @@ int main(void) {
         RUN(test_unidentified);
         RUN(test_summaries);
         RUN(test_model);
-        return test_result("test-requests");
+        return test_result("test-tracker");
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "requests.h"
+#include "tracker.h"
 
 #include <errno.h>
 #include <stdlib.h>
