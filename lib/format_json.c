@@ -42,25 +42,6 @@ static bool json_plain(unsigned char c) {
         return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
-/* How many bytes from p on are plain, eight at a time (SWAR): a word is all plain when no byte is below 0x20,
- * none has its high bit, none is 0x7f, '"' or '\\'. */
-static size_t json_plain_run(const unsigned char *p, size_t n) {
-        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-                uint64_t w;
-                memcpy(&w, p + i, 8);
-                uint64_t below = (w - ones * 0x20) & ~w;      /* high bit where a byte < 0x20 (or >= 0x80) */
-                uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\'), del = w ^ (ones * 0x7f);
-                uint64_t zero = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | ((del - ones) & ~del);
-                if ((below | zero | w) & highs)
-                        break;
-        }
-        while (i < n && json_plain(p[i]))
-                i++;
-        return i;
-}
-
 void json_string(struct outbuf *b, const char *s, size_t n) {
         static const char hex[] = "0123456789abcdef";
         const unsigned char *p = (const unsigned char *) s;
@@ -69,7 +50,9 @@ void json_string(struct outbuf *b, const char *s, size_t n) {
                 unsigned char c = p[i];
                 if (json_plain(c)) {
                         /* a run of plain ASCII in one copy */
-                        size_t run = json_plain_run(p + i, n - i);
+                        size_t run = 1;
+                        while (i + run < n && json_plain(p[i + run]))
+                                run++;
                         outbuf_put(b, p + i, run);
                         i += run;
                 } else if (c == '"' || c == '\\') {

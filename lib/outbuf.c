@@ -78,8 +78,7 @@ static inline char *dec_lead(char *d, uint32_t v) {
 }
 
 /* v < 10^8, without leading zeros: a branch by size, then pairs.  The sizes come in the same order line after
- * line (a pid, a size, an offset), so the branches are predicted; measured on such a mix, this takes two
- * thirds of the time of a branch-free form. */
+ * line (a pid, a size, an offset), so the branches are predicted. */
 static inline char *dec_put_short(char *d, uint32_t v) {
         if (v < 100)
                 return dec_lead(d, v);
@@ -100,21 +99,7 @@ static inline char *dec_put_short(char *d, uint32_t v) {
         return dec_pair(d, low % 100);
 }
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Exactly eight digits of v < 10^8, as the bytes of one word in the order they are written, with no division
- * and no branch: v splits into two halves of four digits (32-bit lanes), each half into two pairs (16-bit
- * lanes), each pair into two digits (bytes).  A lane's quotient by 100 is (x * 10486) >> 20 and by 10
- * (x * 103) >> 10, exact for the lanes' ranges (below 10^4 and 10^2), and no lane's product reaches the next. */
-static inline char *dec_put8(char *d, uint32_t v) {
-        uint64_t halves = (v / 10000) | ((uint64_t) (v % 10000) << 32);
-        uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007f0000007full;
-        uint64_t pairs = ((halves - 100 * hundreds) << 16) | hundreds;
-        uint64_t tens = ((pairs * 103) >> 10) & 0x000f000f000f000full;
-        uint64_t digits = (tens | ((pairs - 10 * tens) << 8)) + 0x3030303030303030ull;
-        memcpy(d, &digits, 8);
-        return d + 8;
-}
-#else
+/* exactly eight digits of v < 10^8 */
 static inline char *dec_put8(char *d, uint32_t v) {
         uint32_t hi = v / 10000, lo = v % 10000;
         d = dec_pair(d, hi / 100);
@@ -122,7 +107,6 @@ static inline char *dec_put8(char *d, uint32_t v) {
         d = dec_pair(d, lo / 100);
         return dec_pair(d, lo % 100);
 }
-#endif
 
 /* v at d, at most 20 bytes */
 static inline char *dec_put(char *d, uint64_t v) {

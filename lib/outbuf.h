@@ -7,8 +7,6 @@
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
-#else
-#include <endian.h>
 #endif
 
 #include "util.h"
@@ -81,7 +79,7 @@ static inline char *span_put(char *d, const void *p, size_t n) {
 /* A name from aiotraced's own tables (an op, a syscall, a request's kind), in one fixed-size copy. */
 #define SPAN_WORD WORD_SIZE
 static inline char *span_word(char *d, const struct word *w) {
-        memcpy(d, w, WORD_SIZE);
+        memcpy(d, w->s, w->len);
         return d + w->len;
 }
 
@@ -119,22 +117,10 @@ static inline void hex16(char *d, uint64_t v) {
         _mm_storeu_si128((__m128i *) (void *) d, _mm_add_epi8(n, _mm_add_epi8(letters, _mm_set1_epi8('0'))));
 }
 #else
-/* Eight hex digits of v's low 32 bits, most significant first, in one word: each nibble spread to a byte, then
- * made a digit or a letter ('a' - '0' - 10 = 39 more where the nibble is above 9). */
-static inline uint64_t hex8(uint32_t v) {
-        uint64_t x = v;
-        x = (x | (x << 16)) & 0x0000ffff0000ffffull;
-        x = (x | (x << 8)) & 0x00ff00ff00ff00ffull;
-        x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0full;
-        uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-        x += 0x3030303030303030ull + letters * 39;
-        return htobe64(x); /* the most significant digit sits in the top byte: first in memory */
-}
-
 static inline void hex16(char *d, uint64_t v) {
-        uint64_t hi = hex8((uint32_t) (v >> 32)), lo = hex8((uint32_t) v);
-        memcpy(d, &hi, 8);
-        memcpy(d + 8, &lo, 8);
+        static const char digits[] = "0123456789abcdef";
+        for (int i = 15; i >= 0; i--, v >>= 4)
+                d[i] = digits[v & 0xf];
 }
 #endif
 

@@ -18,9 +18,8 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* A short name from one of aiotraced's tables, padded to WORD_SIZE bytes with its length in the last: a
- * formatter copies it whole, in one move of a fixed size, and advances by its length.  WORD() refuses to
- * compile a name too long to keep its NUL. */
+/* A short name from one of aiotraced's tables, with its length: formatters copy it without a strlen.  WORD()
+ * refuses to compile a name too long to keep its NUL. */
 #define WORD_SIZE 16
 struct word {
         char s[WORD_SIZE - 1];

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* JSON strings of any bytes, against a plain escaper written byte by byte: the fast path (eight bytes at a
- * time) must never let through what has to be escaped, wherever it sits in a word. */
+/* The formatters' pieces against plain references: numbers against printf, the text layout's escaping and JSON
+ * strings of any bytes against escapers written byte by byte.  Built twice: as is (SSE2 on x86_64), and as
+ * test-json-portable without SSE2, so that the fallbacks other machines run are tested here too. */
 #include "aio_decode.h"
 #include "events.h"
 #include "format_fields.h"
