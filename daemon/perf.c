@@ -151,9 +151,9 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
         size_t ring_bytes = (size_t) ring_pages * (size_t) sysconf(_SC_PAGESIZE);
         int r = 0;
 
-        /* Half full when the kernel captured the calls' memory: fewer wake-ups (under fio, 8 % less of the
-         * daemon's CPU than at a quarter), half the ring left to take a late reader.  A quarter when the memory is
-         * read after the call: the sooner it is read, the less of it the process has reused. */
+        /* Half full when the kernel captured the calls' memory: fewer wake-ups, and half the ring left to take a
+         * late reader.  A quarter when the memory is read after the call: the sooner it is read, the less of it
+         * the process has reused. */
         *ps = (struct perf_session) {
                 .n_cpus = n_cpus, .n_events = t->n_events, .ring_bytes = ring_bytes,
                 .wakeup_bytes = (unsigned) (read_at_once ? ring_bytes / 4 : ring_bytes / 2),

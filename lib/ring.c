@@ -102,8 +102,8 @@ void ring_commit(struct ring *r) {
 }
 
 /* How far the scan asks for the ring's lines ahead of the header it reads.  The kernel wrote them on another
- * CPU, most often: read one at a time, each header waits for its line to come over (85 % of the scan's time);
- * asked for ahead, many come at once, and the records' bodies are in the cache when they are decoded. */
+ * CPU, most often: read one at a time, each header waits for its line to come over; asked for ahead, many come
+ * at once, and the records' bodies are in the cache when they are decoded. */
 #define SCAN_PREFETCH_BYTES 2048u
 
 void ring_scan(struct ring *r, void (*fn)(void *userdata, uint32_t tid, uint64_t time), void *userdata) {
