@@ -24,12 +24,7 @@ run() { # CAPTURE PAGES: prints "calls records lost cpu_s"
         write_config "$T/r.conf" "capture = \"$1\";" "ring_pages = $2;" 'watch = ( { comm = "aio-bench"; } );' \
                 'records = [ "syscalls", "requests", "summary" ];' \
                 "output = { sink = \"file\"; path = \"$out/trace.log\"; max_size = \"4G\"; keep = 1; };"
-        "$AIOTRACED" -c "$T/r.conf" 2>"$T/r.err" &
-        DAEMON_PID=$!
-        for _ in $(seq 500); do
-                grep -qs 'tracking aio starts' "$out/trace.log" && break
-                sleep 0.01
-        done
+        start_daemon_to_file "$T/r.conf" "$out/trace.log" "$T/r.err"
         local pids=()
         for batch in 1 1 16; do
                 "$WORKLOAD" --comm aio-bench --bench "$secs" --file "$file" --depth 16 --batch $batch >/dev/null &

@@ -70,12 +70,7 @@ run_traced() {
         write_config "$T/bench.conf" "watch = ( { comm = \"$comm\"; } );" \
                 'records = [ "syscalls", "requests", "summary" ];' \
                 "output = { sink = \"file\"; path = \"$out/trace.log\"; max_size = \"4G\"; keep = 1; };"
-        "$AIOTRACED" -c "$T/bench.conf" 2>"$T/bench.err" &
-        DAEMON_PID=$!
-        for _ in $(seq 500); do
-                grep -qs 'tracking aio starts' "$out/trace.log" && break
-                sleep 0.01
-        done
+        start_daemon_to_file "$T/bench.conf" "$out/trace.log" "$T/bench.err"
         local load
         load=$(run_load "$1")
         kill -INT "$DAEMON_PID"
@@ -277,12 +272,7 @@ host_beside() { # WHAT: the loop's ns a call while WHAT traces the loads' comm
         *)
                 write_config "$T/host.conf" "capture = \"$1\";" 'watch = ( { comm = "aio-bench"; } );' \
                         "output = { sink = \"file\"; path = \"$out/host.log\"; };"
-                "$AIOTRACED" -c "$T/host.conf" 2>"$T/host.err" &
-                DAEMON_PID=$!
-                for _ in $(seq 500); do
-                        grep -qs 'tracking aio starts' "$out/host.log" && break
-                        sleep 0.01
-                done
+                start_daemon_to_file "$T/host.conf" "$out/host.log" "$T/host.err"
                 getppid_ns
                 kill -INT "$DAEMON_PID"
                 wait "$DAEMON_PID" || fail "aiotraced exited with $?"
@@ -341,12 +331,7 @@ echo "== replay: the records of ${secs} s of fio, decoded and formatted on one c
 rm -f "$out"/trace.log*
 write_config "$T/dump.conf" 'watch = ( { comm = "fio"; } );' 'records = [ "syscalls", "requests", "summary" ];' \
         'ring_pages = 1024;' "output = { sink = \"file\"; path = \"$out/trace.log\"; max_size = \"4G\"; };"
-"$AIOTRACED" -c "$T/dump.conf" --dump "$out/fio.dump" 2>"$T/dump.err" &
-DAEMON_PID=$!
-for _ in $(seq 500); do
-        grep -qs 'tracking aio starts' "$out/trace.log" && break
-        sleep 0.01
-done
+start_daemon_to_file "$T/dump.conf" "$out/trace.log" "$T/dump.err" --dump "$out/fio.dump"
 run_load fio >/dev/null
 kill -INT "$DAEMON_PID"
 wait "$DAEMON_PID" || fail "aiotraced --dump exited with $?"

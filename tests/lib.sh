@@ -50,6 +50,19 @@ start_daemon() {
         fail "aiotraced did not start within $(( ${START_TRIES:-500} / 100 )) s"
 }
 
+start_daemon_to_file() { # CONF LOG ERR [ARGS...]: started on its config's file sink LOG, once it says so
+        local conf=$1 log=$2 err=$3
+        shift 3
+        "$AIOTRACED" -c "$conf" "$@" 2>"$err" &
+        DAEMON_PID=$!
+        for _ in $(seq 500); do
+                grep -qs 'tracking aio starts' "$log" && return 0
+                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$err"; fail "aiotraced exited at start"; }
+                sleep 0.01
+        done
+        fail "aiotraced did not start within 5 s"
+}
+
 hold_and_kill() { # COMM TRUTH: a workload with requests in flight, killed with SIGKILL while it holds them
         coproc HOLD { exec "$WORKLOAD" --comm "$1" --hold --truth "$2" --dir "$T/w1"; }
         local hold_pid=$HOLD_PID line
