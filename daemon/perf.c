@@ -116,7 +116,7 @@ static int open_ring(struct perf_session *ps, size_t i, char *error, size_t erro
         if (map == MAP_FAILED) {
                 int r = -errno;
                 snprintf(error, error_size,
-                         "mmap of the %zu KiB ring of CPU %d: %m (ring_pages too large for "
+                         "mmap of the %zu KiB ring of CPU %d: %m (ring_memory or ring_pages too large for "
                          "kernel.perf_event_mlock_kb?)",
                          map_size / 1024, pc->cpu);
                 close(fd);

@@ -76,7 +76,7 @@ static inline char *span_put(char *d, const void *p, size_t n) {
 /* a string literal: its size known where it is written, so the copy is a few moves */
 #define span_lit(d, s) span_put((d), "" s, sizeof(s) - 1)
 
-/* A name from aiotraced's own tables (an op, a syscall, a request's kind), in one fixed-size copy. */
+/* A name from aiotraced's own tables (an op, a syscall, a request's kind): at most WORD_SIZE - 1 bytes. */
 #define SPAN_WORD WORD_SIZE
 static inline char *span_word(char *d, const struct word *w) {
         memcpy(d, w->s, w->len);
