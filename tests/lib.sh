@@ -119,7 +119,8 @@ stop_daemon() {
 
 copy_source() { # DEST: the source tree as git has it (with what is not ignored yet), or the tarball's tree
         mkdir -p "$1"
-        if git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+        # a checkout's top only: make distcheck unpacks the tarball inside the checkout's ignored build tree
+        if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ]; then
                 (cd "$top_srcdir" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$1"
         else
                 tar -C "$top_srcdir" -cf - . | tar -xf - -C "$1"
