@@ -29,21 +29,25 @@ struct parse {
 static int fail(const struct parse *p, const config_setting_t *s, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-static int fail(const struct parse *p, const config_setting_t *s, const char *fmt, ...) {
+/* "FILE:LINE: what" (line 0: "FILE: what") into p->error. */
+static int fail_v(const struct parse *p, const char *file, unsigned line, const char *fmt, va_list ap) {
         int n;
-        const char *file = s && config_setting_source_file(s) ? config_setting_source_file(s) : p->path;
-        unsigned line = s ? config_setting_source_line(s) : 0;
         if (line)
                 n = snprintf(p->error, p->error_size, "%s:%u: ", file, line);
         else
                 n = snprintf(p->error, p->error_size, "%s: ", file);
-        if (n >= 0 && (size_t) n < p->error_size) {
-                va_list ap;
-                va_start(ap, fmt);
+        if (n >= 0 && (size_t) n < p->error_size)
                 vsnprintf(p->error + n, p->error_size - (size_t) n, fmt, ap);
-                va_end(ap);
-        }
         return -EINVAL;
+}
+
+static int fail(const struct parse *p, const config_setting_t *s, const char *fmt, ...) {
+        const char *file = s && config_setting_source_file(s) ? config_setting_source_file(s) : p->path;
+        va_list ap;
+        va_start(ap, fmt);
+        int r = fail_v(p, file, s ? config_setting_source_line(s) : 0, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 const char *comm_pattern_problem(const char *s, bool *ret_is_glob) {
@@ -531,14 +535,11 @@ static int read_config_file(const struct parse *p, const char *path, char **ret)
 
 static int fail_at(const struct parse *p, unsigned line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail_at(const struct parse *p, unsigned line, const char *fmt, ...) {
-        int n = snprintf(p->error, p->error_size, "%s:%u: ", p->path, line);
-        if (n >= 0 && (size_t) n < p->error_size) {
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(p->error + n, p->error_size - (size_t) n, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
+        va_list ap;
+        va_start(ap, fmt);
+        int r = fail_v(p, p->path, line, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 static bool ident_char(char c) {
