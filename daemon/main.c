@@ -105,11 +105,13 @@ static void log_at(int level, const char *fmt, ...) __attribute__((format(printf
 static void log_at(int level, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
+        flockfile(stderr); /* one line whole: the journal sink's thread logs too */
         if (log_levels)
                 fprintf(stderr, "<%d>", level);
         fputs("aiotraced: ", stderr);
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
+        funlockfile(stderr);
         va_end(ap);
 }
 
@@ -887,7 +889,7 @@ static int load_config(struct daemon *d) {
         int r = config_load(d->opt.config_path, &d->config, error, sizeof(error));
         if (r >= 0 && !d->opt.to_stdout)
                 r = sink_file_check(&d->config->output, error, sizeof(error));
-        /* the rings' share, over the CPUs there can be (open_rings asks again: a CPU may come meanwhile) */
+        /* the rings' share, over the CPUs there can be: refused here as start would refuse it */
         _cleanup_(freep) int *cpus = NULL;
         size_t n_cpus;
         unsigned pages;
