@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Small files read whole, write locks and who holds them, the limit on open files. */
+/* Small files read whole, write locks and who holds them, the limit on open files, the open files and resident
+ * memory of the process. */
 #include "fileio.h"
 
 #include <fcntl.h>
@@ -102,6 +103,34 @@ static void fd_limit_hard_raised_only_with_privilege(void) {
         CHECK_EQ(WEXITSTATUS(status), 0);
 }
 
+/* What the start line says of the daemon: its open files and its resident memory, as they change. */
+static void open_files_and_rss_follow_the_process(void) {
+        size_t before = 0, after = 0, rss_before = 0, rss_after = 0;
+        CHECK_EQ(count_open_files(&before), 0);
+        int fds[3];
+        for (int i = 0; i < 3; i++)
+                fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        CHECK_EQ(count_open_files(&after), 0);
+        CHECK_EQ(after, before + 3);
+        for (int i = 0; i < 3; i++)
+                close(fds[i]);
+        CHECK_EQ(count_open_files(&after), 0);
+        CHECK_EQ(after, before);
+
+        CHECK_EQ(resident_kib(&rss_before), 0);
+        CHECK(rss_before > 0);
+        size_t size = 32u << 20;
+        char *touched = malloc(size);
+        CHECK(touched != NULL);
+        if (touched)
+                memset(touched, 1, size); /* every page made resident */
+        CHECK_EQ(resident_kib(&rss_after), 0);
+        CHECK(rss_after >= rss_before + (size >> 10) / 2);
+        volatile char last = touched ? touched[size - 1] : 1; /* read: the stores are not dead */
+        CHECK_EQ(last, 1);
+        free(touched);
+}
+
 int main(void) {
         if (!mkdtemp(dir)) {
                 perror("mkdtemp");
@@ -111,6 +140,7 @@ int main(void) {
         RUN(lock_held_by_another_process_is_named);
         RUN(fd_limit_soft_raised_to_hard);
         RUN(fd_limit_hard_raised_only_with_privilege);
+        RUN(open_files_and_rss_follow_the_process);
         char cmd[128];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         if (system(cmd) != 0)
