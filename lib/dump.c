@@ -27,17 +27,9 @@ struct dump {
 /* A batch that cannot be written whole counts all its records as lost: what reached the file of it is not
  * known to be whole. */
 void dump_flush(struct dump *d) {
-        size_t off = 0;
-        while (off < d->buf.len) {
-                ssize_t n = write(d->fd, d->buf.data + off, d->buf.len - off);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        d->failed += d->buffered;
-                        break;
-                }
-                off += (size_t) n;
-        }
+        size_t written;
+        if (write_all(d->fd, d->buf.data, d->buf.len, &written) < 0)
+                d->failed += d->buffered;
         d->buffered = 0;
         outbuf_reset(&d->buf);
 }

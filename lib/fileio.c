@@ -32,6 +32,23 @@ ssize_t read_small_file(const char *path, char *buf, size_t size) {
         return (ssize_t) len;
 }
 
+int write_all(int fd, const void *data, size_t len, size_t *written) {
+        size_t off = 0;
+        int r = 0;
+        while (off < len) {
+                ssize_t n = write(fd, (const char *) data + off, len - off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? -errno : -ENOSPC;
+                        break;
+                }
+                off += (size_t) n;
+        }
+        *written = off;
+        return r;
+}
+
 int lock_for_writing(int fd, pid_t *ret_holder) {
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
         if (fcntl(fd, F_SETLK, &fl) == 0)

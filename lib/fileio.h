@@ -8,6 +8,10 @@
  * than size - 1 bytes is cut there. */
 ssize_t read_small_file(const char *path, char *buf, size_t size);
 
+/* All of data to fd, through EINTR and short writes: 0, or a negative errno (-ENOSPC: a write took nothing).
+ * *written says how much went out either way. */
+int write_all(int fd, const void *data, size_t len, size_t *written);
+
 /* A write lock on the whole of an open file, for as long as it stays open: -EBUSY when another process holds
  * one, whose pid goes to *ret_holder (0 if the kernel does not say). */
 int lock_for_writing(int fd, pid_t *ret_holder);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "format_json.h"
 #include "outbuf.h"
 #include "util.h"
@@ -48,18 +49,8 @@ static int fd_flush(struct sink *s) {
         struct sink_fd *f = (struct sink_fd *) s;
         /* the wall clock may have been stepped (or the machine suspended): "ts" follows it from batch to batch */
         f->format.realtime_offset_ns = json_realtime_offset();
-        size_t off = 0;
-        int r = 0;
-        while (off < f->buf.len) {
-                ssize_t n = write(f->fd, f->buf.data + off, f->buf.len - off);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        break;
-                }
-                off += (size_t) n;
-        }
+        size_t written;
+        int r = write_all(f->fd, f->buf.data, f->buf.len, &written);
         if (r < 0) {
                 /* Lines already out stay counted as written; what is left of the batch is dropped, not retried
                  * forever against a closed or full destination. */

@@ -98,18 +98,12 @@ static void tell_error(struct sink_file *f, int r) {
 
 /* Write buf whole or not at all. */
 static int write_whole(struct sink_file *f, const char *data, size_t len) {
-        size_t off = 0;
-        while (off < len) {
-                ssize_t n = write(f->fd, data + off, len - off);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        int r = n < 0 ? -errno : -ENOSPC;
-                        if (off > 0 && ftruncate(f->fd, (off_t) f->size) < 0)
-                                r = -errno; /* cannot cut it back: the file is in trouble anyway */
-                        return r;
-                }
-                off += (size_t) n;
+        size_t written;
+        int r = write_all(f->fd, data, len, &written);
+        if (r < 0) {
+                if (written > 0 && ftruncate(f->fd, (off_t) f->size) < 0)
+                        r = -errno; /* cannot cut it back: the file is in trouble anyway */
+                return r;
         }
         f->size += len;
         return 0;

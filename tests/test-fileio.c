@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Small files read whole, write locks and who holds them, the limit on open files, the open files and resident
+/* Small files read whole, writes made whole, write locks and who holds them, the limit on open files, the open files and resident
  * memory of the process. */
 #include "fileio.h"
 
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,30 @@ static void small_file_read_whole_or_cut(void) {
         CHECK_STR(buf, "hello w");
         CHECK_EQ(read_small_file("/nonexistent/file", buf, sizeof(buf)), (uint64_t) -ENOENT);
         CHECK_EQ(read_small_file(path, buf, 0), (uint64_t) -EINVAL);
+}
+
+static void write_all_whole_or_says_why(void) {
+        char path[64];
+        snprintf(path, sizeof(path), "%s/written", dir);
+        size_t size = 3u << 20, written = 0;
+        char *data = malloc(size);
+        CHECK(data != NULL);
+        if (!data)
+                return;
+        for (size_t i = 0; i < size; i++)
+                data[i] = (char) (i * 7);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        CHECK_EQ(write_all(fd, data, size, &written), 0);
+        CHECK_EQ(written, size);
+        close(fd);
+        struct stat st;
+        CHECK(stat(path, &st) == 0 && (size_t) st.st_size == size);
+        fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+        CHECK_EQ(write_all(fd, data, size, &written), (uint64_t) -ENOSPC);
+        CHECK_EQ(written, 0);
+        close(fd);
+        CHECK_EQ(write_all(-1, data, 1, &written), (uint64_t) -EBADF);
+        free(data);
 }
 
 static void lock_held_by_another_process_is_named(void) {
@@ -137,6 +162,7 @@ int main(void) {
                 return 1;
         }
         RUN(small_file_read_whole_or_cut);
+        RUN(write_all_whole_or_says_why);
         RUN(lock_held_by_another_process_is_named);
         RUN(fd_limit_soft_raised_to_hard);
         RUN(fd_limit_hard_raised_only_with_privilege);
