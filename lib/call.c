@@ -85,12 +85,17 @@ void call_mark_stale(struct call_ctx *c, struct aio_call *call) {
 static void read_chunks(struct call_ctx *c, const struct aio_call *call, struct remote_chunk *chunks, size_t n) {
         if (c->capture)
                 capture_view_fill(c->capture, chunks, n);
-        else
+        else if (c->skip_reads) {
+                /* once a call: what a call reads second depends on what it read first */
+                for (size_t i = 0; i < n; i++)
+                        chunks[i].state = MEM_SKIPPED;
+                c->stats->skipped_reads++;
+        } else
                 c->stats->remote_reads += remote_read_chunks((pid_t) call->pid, chunks, n);
 }
 
 static void count_unreadable(struct call_ctx *c, enum mem_state s) {
-        if (s != MEM_OK && s != MEM_NOT_READ)
+        if (s != MEM_OK && s != MEM_NOT_READ && s != MEM_SKIPPED) /* skipped calls are counted apart */
                 c->stats->unreadable++;
 }
 

@@ -60,6 +60,7 @@ struct trace_stats {
         uint64_t bad_bytes;      /* ring bytes skipped after a malformed record */
         uint64_t foreign;        /* samples of events that are not ours */
         uint64_t remote_reads;   /* process_vm_readv calls made */
+        uint64_t skipped_reads;  /* calls whose memory was not read, to keep up with the rings instead */
         uint64_t captured;       /* calls whose memory the kernel captured during the call */
         uint64_t bad_captures;   /* captures that did not hold together: their calls were read afterwards */
         uint64_t duplicates;     /* records seen twice while an event set was being replaced, dropped */
@@ -71,6 +72,7 @@ struct call_ctx {
         struct trace_stats *stats;
         /* the memory the kernel captured for the call being augmented; NULL: read it now with process_vm_readv */
         struct capture_view *capture;
+        bool skip_reads; /* without a capture: mark every value MEM_SKIPPED rather than read it */
         /* scratch, sized max_iocbs, reused for every call */
         struct iocb_info *iocbs;
         struct event_info *events;

@@ -136,7 +136,8 @@ static int64_t sign_extend(uint64_t v, unsigned size) {
 }
 
 /* th is not used after augmenting: the rescan may grow the thread table and move it. */
-static void handle_exit(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
+static void handle_exit(struct engine *e, size_t ring, struct thread *th, const struct sample *s,
+                        const struct event_desc *d) {
         th->pid = s->pid;
         struct aio_call *call = &e->call;
         *call = (struct aio_call) {
@@ -190,13 +191,23 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
                 h->augment(&e->cctx, call);
                 e->cctx.capture = NULL;
         } else if (e->opt.read_memory && h) {
+                /* A read costs a system call or two, several times what the record does: with the ring more
+                 * than half full, the reads give way before records would be lost.  The space already
+                 * processed goes back to the kernel first, so that only what is really waiting counts. */
+                struct ring *rg = &e->rings[ring];
+                ring_commit(rg);
+                e->cctx.skip_reads = ring_used(rg) > rg->size / 2;
                 h->augment(&e->cctx, call);
-                /* The thread may have reused the memory once it returned; if the rings already hold a later
-                 * record of it, what was read cannot be vouched for. */
-                rescan(e);
-                const struct thread *now = thread_find(&e->threads, s->tid);
-                if (!now || now->newest_seen > s->time) /* not found: nothing vouches for the read either */
-                        call_mark_stale(&e->cctx, call);
+                if (e->cctx.skip_reads)
+                        e->cctx.skip_reads = false;
+                else {
+                        /* The thread may have reused the memory once it returned; if the rings already hold a
+                         * later record of it, what was read cannot be vouched for. */
+                        rescan(e);
+                        const struct thread *now = thread_find(&e->threads, s->tid);
+                        if (!now || now->newest_seen > s->time) /* not found: nothing vouches for it either */
+                                call_mark_stale(&e->cctx, call);
+                }
         }
         e->stats.calls++;
         /* The requests it ended come after the call itself. */
@@ -206,7 +217,7 @@ static void handle_exit(struct engine *e, struct thread *th, const struct sample
         tracker_flush(&e->tracker);
 }
 
-static void handle_sample(struct engine *e, const struct perf_event_header *h) {
+static void handle_sample(struct engine *e, size_t ring, const struct perf_event_header *h) {
         struct sample s;
         if (sample_parse(h, &s) < 0) {
                 e->stats.bad_records++;
@@ -248,7 +259,7 @@ static void handle_sample(struct engine *e, const struct perf_event_header *h) {
         if (d->kind == EVENT_SYS_ENTER)
                 handle_enter(e, th, &s, d);
         else
-                handle_exit(e, th, &s, d);
+                handle_exit(e, ring, th, &s, d);
 }
 
 static void report_lost(struct engine *e, size_t ring, uint64_t time, uint64_t lost, bool unwritten) {
@@ -279,7 +290,7 @@ static void handle_record(struct engine *e, size_t ring, const struct perf_event
         switch (h->type) {
         case PERF_RECORD_SAMPLE:
                 e->samples_per_ring[ring]++;
-                handle_sample(e, h);
+                handle_sample(e, ring, h);
                 break;
         case PERF_RECORD_LOST: {
                 struct lost_record l;

@@ -279,7 +279,8 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "in_flight", s->in_flight },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },
-                { "remote_reads", s->remote_reads }, { "captured", s->captured },
+                { "remote_reads", s->remote_reads }, { "skipped_reads", s->skipped_reads },
+                { "captured", s->captured },
                 { "bad_captures", s->bad_captures },
         };
         outbuf_puts(b, "[stats]");

@@ -18,6 +18,7 @@ static const char *const state_names[_MEM_STATE_MAX] = {
         [MEM_UNAVAILABLE] = "unreadable",
         [MEM_NOT_READ] = "not read",
         [MEM_NOT_CAPTURED] = "not captured",
+        [MEM_SKIPPED] = "tracer behind",
 };
 
 const char *mem_state_name(enum mem_state s) {

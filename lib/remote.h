@@ -15,6 +15,7 @@ enum mem_state {
         MEM_UNAVAILABLE, /* ENOSYS or another error: cannot read at all */
         MEM_NOT_READ,    /* beyond a configured bound */
         MEM_NOT_CAPTURED, /* the in-kernel capture has nothing for it (its arguments were not kept at enter) */
+        MEM_SKIPPED,      /* not read: the rings were filling faster than the tracer emptied them */
         _MEM_STATE_MAX,
 };
 

@@ -101,6 +101,10 @@ void ring_commit(struct ring *r) {
         __atomic_store_n(&r->meta->data_tail, r->read_pos, __ATOMIC_RELEASE);
 }
 
+uint64_t ring_used(const struct ring *r) {
+        return r->head - __atomic_load_n(&r->meta->data_tail, __ATOMIC_RELAXED);
+}
+
 /* How far the scan asks for the ring's lines ahead of the header it reads.  The kernel wrote them on another
  * CPU, most often: read one at a time, each header waits for its line to come over; asked for ahead, many come
  * at once, and the records' bodies are in the cache when they are decoded. */

@@ -63,6 +63,8 @@ void ring_advance(struct ring *r, const struct perf_event_header *h);
 uint64_t ring_skip_to_head(struct ring *r);
 /* Hand processed space back to the kernel (release store of data_tail). */
 void ring_commit(struct ring *r);
+/* Bytes the kernel may not write over: from the tail handed back to the snapshot head. */
+uint64_t ring_used(const struct ring *r);
 
 /* Walk records between scan_pos and the snapshot head, calling fn(tid, time) for each sample. */
 void ring_scan(struct ring *r, void (*fn)(void *userdata, uint32_t tid, uint64_t time), void *userdata);

@@ -202,6 +202,31 @@ int main(void) {
         CHECK_EQ(e.stats.duplicates, 1);
         CHECK_EQ(e.stats.calls, 5);
 
+        CASE("a ring over half full: the memory is not read, and the call says so");
+        /* A read costs system calls: with over half the ring waiting behind a call, its records go first. */
+        outbuf_reset(&out);
+        uint64_t reads_before = e.stats.remote_reads;
+        put_event(&f0, find(t, "sys_enter_io_submit"), 1, 10000, 0, submit_args);
+        put_event(&f0, find(t, "sys_exit_io_submit"), 2, 10100, 0, ret2);
+        for (uint64_t i = 0; i < 64; i++) /* 72 bytes each: more than half the 8 KiB ring */
+                put_event(&f0, find(t, "sys_exit_io_destroy"), 6, 10200 + i, 0, ret_destroy);
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        outbuf_putc(&out, 0);
+        CHECK_CONTAINS(out.data, "[retval = 2] (100 ns)\n"
+                                 "    iocb[   0] = <unreadable: tracer behind>\n"
+                                 "    iocb[   1] = <unreadable: tracer behind>\n");
+        CHECK_EQ(e.stats.skipped_reads, 1);
+        CHECK_EQ(e.stats.remote_reads, reads_before);
+        /* the ring emptied, the next call is read again */
+        put_event(&f0, find(t, "sys_enter_io_submit"), 1, 20000, 0, submit_args);
+        put_event(&f0, find(t, "sys_exit_io_submit"), 2, 20100, 0, ret2);
+        outbuf_reset(&out);
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        outbuf_putc(&out, 0);
+        CHECK_CONTAINS(out.data, "op = pread, fd = 997");
+        CHECK_EQ(e.stats.skipped_reads, 1);
+        CHECK(e.stats.remote_reads > reads_before);
+
         CASE("at the end, what the kernel counted and nobody read is a loss");
         /* At the end: what the kernel counted beyond what was read or reported is a loss, said once. */
         outbuf_reset(&out);
