@@ -519,12 +519,30 @@ static void notify_status(struct daemon *d, const char *prefix) {
                    st->lost, d->sink ? d->sink->stats.dropped : 0);
 }
 
+/* A tracer that falls behind loses records, and beside CPU-bound programs a daemon at their nice value waits
+ * its turn while its rings fill; as auditd's priority_boost.  With CAP_SYS_NICE, so before it is dropped; and
+ * before the journal's thread is started, which inherits it (a nice value is a thread's). */
+static void boost_priority(const struct daemon *d) {
+        unsigned boost = d->config->priority_boost;
+        if (boost == 0)
+                return;
+        errno = 0;
+        int nice_now = getpriority(PRIO_PROCESS, 0);
+        if (nice_now == -1 && errno != 0)
+                return;
+        if (setpriority(PRIO_PROCESS, 0, MAX(nice_now - (int) boost, -20)) < 0)
+                log_warning("priority_boost = %u: cannot lower the nice value from %d: %s; at high rates the rings "
+                            "fill sooner", boost, nice_now, strerror(errno));
+}
+
 /* Everything tracing needs, opened with privilege, then the privilege dropped.  Returns an exit status. */
 static int setup(struct daemon *d) {
         char error[4096];
         int status = open_events(d, error, sizeof(error));
         if (status == EXIT_OK)
                 status = open_rings(d, error, sizeof(error));
+        if (status == EXIT_OK)
+                boost_priority(d);
         if (status == EXIT_OK && drop_capabilities(error, sizeof(error)) < 0)
                 status = EXIT_RUNTIME;
         if (status == EXIT_OK && open_sink(d, &d->config->output, &d->sink, error, sizeof(error)) < 0)

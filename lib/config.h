@@ -73,6 +73,7 @@ struct config {
         unsigned drain_interval_ms;
         unsigned max_inflight;
         unsigned max_inflight_per_process;
+        unsigned priority_boost; /* lowered from the nice value it is started with */
         unsigned records;          /* RECORD_* */
         unsigned summary_interval; /* seconds */
         struct output_config output;

@@ -66,6 +66,7 @@ static void test_defaults(void) {
         CHECK_EQ(c->drain_interval_ms, 100);
         CHECK_EQ(c->max_inflight, 65536);
         CHECK_EQ(c->max_inflight_per_process, 65536);
+        CHECK_EQ(c->priority_boost, 4);
         CHECK(c->output.sink == SINK_AUTO && c->output.format == OUTPUT_TEXT && !c->output.json_message);
         CHECK_EQ(c->output.queue_kib, 16384);
         CHECK_EQ(c->output.max_size, 64ull << 20);
@@ -86,6 +87,7 @@ static void test_every_key(void) {
                                      "drain_interval_ms = 7;\n"
                                      "max_inflight = 1000;\n"
                                      "max_inflight_per_process = 100;\n"
+                                     "priority_boost = 0;\n"
                                      "output = { sink = \"file\"; path = \"/var/log/a/t.log\"; max_size = \"64K\"; keep = 3;\n"
                                      "           mode = \"0600\"; format = \"json\"; json_message = true; queue_kib = 64; };\n");
         if (!c)
@@ -103,6 +105,7 @@ static void test_every_key(void) {
         CHECK_EQ(c->drain_interval_ms, 7);
         CHECK_EQ(c->max_inflight, 1000);
         CHECK_EQ(c->max_inflight_per_process, 100);
+        CHECK_EQ(c->priority_boost, 0);
         CHECK(c->output.sink == SINK_FILE && c->output.format == OUTPUT_JSON && c->output.json_message);
         CHECK_STR(c->output.path, "/var/log/a/t.log");
         CHECK_EQ(c->output.max_size, 64ull << 10);
@@ -122,13 +125,14 @@ static void test_errors(void) {
                 { "capture = 1;\n", 1, "capture must be a string, one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "ring_pages = 64;\nbogus = 1;\n", 2,
                   "unknown key 'bogus' (known: watch, capture, records, summary_interval, ring_memory, ring_pages, max_iocbs_per_call, "
-                  "drain_interval_ms, max_inflight, max_inflight_per_process, output)" },
+                  "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
                 { "\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two" },
                 { "ring_pages = 0;\n", 1, "ring_pages = 0 is out of range (1 to 65536)" },
                 { "max_iocbs_per_call = 1000000;\n", 1, "max_iocbs_per_call = 1000000 is out of range (1 to 65536)" },
                 { "summary_interval = 0;\n", 1, "summary_interval = 0 is out of range (1 to 86400)" },
                 { "max_inflight_per_process = 0;\n", 1, "out of range" },
+                { "priority_boost = 21;\n", 1, "out of range" },
                 { "\nrecords = [ \"requests\", \"calls\" ];\n", 2, "records: \"calls\" is not one of" },
                 { "records = \"requests\";\n", 1, "records must be a list" },
                 { "records = ( 1 );\n", 1, "an entry that is not a string" },
