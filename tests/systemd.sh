@@ -54,6 +54,11 @@ echo "== systemctl start: active once the events are open"
 $C systemctl start aiotraced || { $C journalctl -u aiotraced --no-pager | tail -20; fail "systemctl start failed"; }
 [ "$($C systemctl is-active aiotraced)" = active ] || fail "not active after start"
 $C systemctl show -p StatusText aiotraced
+# priority_boost: under the unit's bounding set, every thread 4 below the nice value systemd started it at
+main_pid=$($C systemctl show -p MainPID --value aiotraced)
+nices=$($C ps -L -o ni= -p "$main_pid" | sort -u | tr -d ' ')
+[ "$nices" = -4 ] || fail "the daemon's threads run at nice '$nices', not -4 (priority_boost)"
+$C journalctl -u aiotraced --no-pager | grep -q 'priority_boost' && fail "priority_boost was refused under the unit"
 run_workload() { # NAME COMM: in the container; its truth comes back to $T/NAME.truth
         $C aio-workload --comm "$2" --truth "/var/tmp/$1.truth" --dir /var/tmp/w --pause-us 20000 ||
                 fail "workload failed"
