@@ -38,13 +38,21 @@ int fdpath_cache_init(struct fdpath_cache *c, size_t cap, const char *proc_root)
         *c = (struct fdpath_cache) { .cap = n };
         snprintf(c->proc_root, sizeof(c->proc_root), "%s", proc_root ? proc_root : "/proc");
         c->slots = calloc(n, sizeof(*c->slots));
-        return c->slots ? 0 : -ENOMEM;
+        c->files = calloc(n, sizeof(*c->files));
+        if (!c->slots || !c->files) {
+                fdpath_cache_done(c);
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 void fdpath_cache_done(struct fdpath_cache *c) {
         for (size_t i = 0; c->slots && i < c->cap; i++)
                 path_str_unref(c->slots[i].path);
+        for (size_t i = 0; c->files && i < c->cap; i++)
+                path_str_unref(c->files[i].path);
         free(c->slots);
+        free(c->files);
         *c = (struct fdpath_cache) {};
 }
 
@@ -101,6 +109,21 @@ static struct fdpath_entry *slot_of(struct fdpath_cache *c, uint32_t pid, uint32
         return &c->slots[hash_u64(((uint64_t) pid << 32) | fd) & (c->cap - 1)];
 }
 
+static struct fdpath_file *file_slot(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino) {
+        return &c->files[hash_u64(ino ^ ((uint64_t) mnt_id << 44)) & (c->cap - 1)];
+}
+
+static void file_remember(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino, struct path_str *p) {
+        struct fdpath_file *f = file_slot(c, mnt_id, ino);
+        path_str_unref(f->path);
+        *f = (struct fdpath_file) { .mnt_id = mnt_id, .ino = ino, .path = path_str_ref(p) };
+}
+
+static struct path_str *file_path(struct fdpath_cache *c, const struct capture_file *captured) {
+        struct fdpath_file *f = file_slot(c, captured->mnt_id, captured->ino);
+        return f->path && f->mnt_id == captured->mnt_id && f->ino == captured->ino ? f->path : NULL;
+}
+
 static enum path_state state_of_error(int r) {
         return r == -EACCES || r == -EPERM ? PATH_DENIED : PATH_GONE;
 }
@@ -109,16 +132,23 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state) {
         struct fdpath_entry *e = slot_of(c, pid, fd);
         bool same_fd = e->pid == pid && e->fd == fd;
-        if (same_fd && !e->path && e->checked == generation &&
-            (!captured || (e->mnt_id == captured->mnt_id && e->ino == captured->ino))) {
+        bool same_file = same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino;
+        /* A failed lookup keeps the identity it was for, and no path: never an answer on its own. */
+        if (same_file && e->path) {
+                *ret_path = path_str_ref(e->path);
+                *ret_state = PATH_OK;
+                return;
+        }
+        struct path_str *known = captured ? file_path(c, captured) : NULL;
+        if (known) {
+                *ret_path = path_str_ref(known);
+                *ret_state = PATH_OK;
+                return;
+        }
+        if (same_fd && !e->path && e->checked == generation && (!captured || same_file)) {
                 /* failed already in this drain: /proc will not say otherwise so soon */
                 *ret_path = NULL;
                 *ret_state = e->failed;
-                return;
-        }
-        if (same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino) {
-                *ret_path = path_str_ref(e->path);
-                *ret_state = PATH_OK;
                 return;
         }
         if (same_fd && !captured && e->checked == generation) {
@@ -142,6 +172,7 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         }
         path_str_unref(e->path);
         *e = (struct fdpath_entry) { .pid = pid, .fd = fd, .mnt_id = mnt_id, .ino = ino, .checked = generation, .path = p };
+        file_remember(c, mnt_id, ino, p);
         if (captured && (captured->mnt_id != mnt_id || captured->ino != ino)) {
                 /* the fd names another file now: the one of the call is not known any more */
                 *ret_path = NULL;

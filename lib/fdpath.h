@@ -42,11 +42,20 @@ struct fdpath_entry {
         enum path_state failed;
 };
 
-/* (pid, fd) -> the path /proc/PID/fd/FD names, with the (mnt_id, ino) of the file it was for.  Direct-mapped
- * and bounded: a collision replaces the older entry. */
+/* A file, by its identity, and the path it was last found under. */
+struct fdpath_file {
+        uint32_t mnt_id;
+        uint64_t ino;
+        struct path_str *path; /* NULL: empty */
+};
+
+/* (pid, fd) -> the path /proc/PID/fd/FD names, with the (mnt_id, ino) of the file it was for; and (mnt_id, ino)
+ * -> path, which names a file the kernel saw during a call even after the fd is closed or reused (a program
+ * that closes and reopens its files).  Both direct-mapped and bounded: a collision replaces the older entry. */
 struct fdpath_cache {
         struct fdpath_entry *slots;
-        size_t cap; /* a power of two */
+        struct fdpath_file *files;
+        size_t cap; /* of each, a power of two */
         char proc_root[64];
         uint64_t lookups; /* /proc lookups made (cache misses) */
 };
@@ -55,7 +64,7 @@ int fdpath_cache_init(struct fdpath_cache *c, size_t cap, const char *proc_root)
 void fdpath_cache_done(struct fdpath_cache *c);
 
 /* The path of pid's fd.  With `captured` (the file the kernel saw during the call) the answer is checked
- * against it: PATH_OK or PATH_REUSED.  Without, it is PATH_UNVERIFIED, looked up again at most once per
+ * against it: PATH_OK (the path that file was found under, by this fd or another) or PATH_REUSED.  Without, it is PATH_UNVERIFIED, looked up again at most once per
  * `generation`.  *ret_path gets a reference (NULL when there is no path); ret_state always gets a value. */
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state);

@@ -67,8 +67,14 @@ int main(void) {
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_b);
         path_str_unref(p);
-        /* a request submitted on a, decoded only now that the fd names b: neither path is given */
+        /* a request submitted on a, decoded only now that the fd names b: a's path, by a's identity */
         fdpath_lookup(&c, pid, fd, &during_a, 4, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        path_str_unref(p);
+        /* and for a file never found under any path: neither path is given */
+        struct capture_file during_unknown = { .fd = fd, .mnt_id = mnt_a, .ino = ino_a + ino_b };
+        fdpath_lookup(&c, pid, fd, &during_unknown, 4, &p, &st);
         CHECK_EQ(st, PATH_REUSED);
         CHECK(p == NULL);
 
@@ -96,9 +102,16 @@ int main(void) {
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_a);
         path_str_unref(p);
-        CASE("an fd or a process gone before the lookup");
-        /* an fd never seen, closed before it could be looked up; a process that does not exist */
+        CASE("the file known by its identity, whichever fd named it");
+        /* a request on another fd, closed since, for a file already found under a path */
         fdpath_lookup(&c, pid, fd + 1, &during_a, 7, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_a);
+        path_str_unref(p);
+        CASE("an fd or a process gone before the lookup");
+        /* an fd closed before the file it named was ever looked up; a process that does not exist */
+        struct capture_file during_never = { .fd = fd + 1, .mnt_id = mnt_a, .ino = ino_a + ino_b };
+        fdpath_lookup(&c, pid, fd + 1, &during_never, 7, &p, &st);
         CHECK_EQ(st, PATH_GONE);
         CHECK(p == NULL);
         fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 8, &p, &st);
@@ -112,6 +125,35 @@ int main(void) {
         fdpath_lookup(&c, 0x3ffffff0, 3, NULL, 9, &p, &st);
         CHECK_EQ(c.lookups, lookups + 1);
 
+        CASE("a failed lookup is never an answer in a later generation");
+        /* Failed for a file, then asked again for the same file in a later drain: looked up again, and still
+         * unknown while the fd stays closed, never "ok" without a path; found once it is open again. */
+        const int fd_c = 80;
+        CHECK_EQ(open_at(dir, "c.dat", fd_c), fd_c);
+        uint32_t mnt_c;
+        uint64_t ino_c;
+        CHECK_EQ(fdpath_resolve("/proc", pid, fd_c, &p, &mnt_c, &ino_c), 0); /* uncached */
+        path_str_unref(p);
+        close(fd_c);
+        struct capture_file during_c = { .fd = fd_c, .mnt_id = mnt_c, .ino = ino_c };
+        fdpath_lookup(&c, pid, fd_c, &during_c, 10, &p, &st);
+        CHECK_EQ(st, PATH_GONE);
+        CHECK(p == NULL);
+        lookups = c.lookups;
+        fdpath_lookup(&c, pid, fd_c, &during_c, 11, &p, &st);
+        CHECK_EQ(st, PATH_GONE);
+        CHECK(p == NULL);
+        CHECK_EQ(c.lookups, lookups + 1);
+        CHECK_EQ(open_at(dir, "c.dat", fd_c), fd_c);
+        /* O_TRUNC keeps the inode: the same file */
+        fdpath_lookup(&c, pid, fd_c, &during_c, 12, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        char path_c[4200];
+        snprintf(path_c, sizeof(path_c), "%s/c.dat", dir);
+        CHECK_STR(p ? p->s : NULL, path_c);
+        path_str_unref(p);
+        close(fd_c);
+
         CASE("a cached path outlives its entry");
         /* a cached path outlives the cache entry for whoever holds it */
         CHECK_EQ(open_at(dir, "a.dat", fd), fd);
@@ -124,6 +166,7 @@ int main(void) {
         fdpath_cache_done(&c);
         unlink(path_a);
         unlink(path_b);
+        unlink(path_c);
         rmdir(dir);
         return test_result("test-fdpath");
 }
