@@ -235,11 +235,13 @@ static void account_end(struct tracker *t, struct proc *p, const struct request 
                 return;
         }
         bool op_known = r->submit_known && r->kind != REQ_STALE;
-        unsigned op = request_op_index(r->opcode, op_known);
-        iv->completed[op]++;
+        bool completed = r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED;
+        /* as the records say: a stale or unmatched completion is counted as that, not as completed too */
+        if (completed)
+                iv->completed[request_op_index(r->opcode, op_known)]++;
         if (result_is_errno(r->res))
                 iv->errors++;
-        else if (r->res > 0 && op_known) {
+        else if (r->res > 0 && completed && op_known) {
                 const struct aio_op *o = aio_op_of(r->opcode);
                 if (o && o->dir == AIO_OP_READ)
                         iv->bytes_read += (uint64_t) r->res;
@@ -298,9 +300,93 @@ static bool make_room(struct tracker *t, struct proc *p, uint64_t time) {
         return t->free_head != NIL;
 }
 
+/* A completion held for the iocb this submit, begun before it, names: the request, whole, at once. */
+static bool claim_early(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t iocb,
+                        struct request *ret) {
+        for (size_t i = 0; i < t->n_early; i++) {
+                struct request *e = &t->early[i];
+                if (e->iocb != iocb || e->pid != call->pid || e->ctx != call->args[0] ||
+                    e->end_time < call->enter_time)
+                        continue;
+                *ret = *e;
+                memmove(e, e + 1, (t->n_early - i - 1) * sizeof(*e));
+                t->n_early--;
+                if (ret->end == END_SUBMIT_UNTRACKED)
+                        p->forgotten++; /* it did not need that explanation */
+                return true;
+        }
+        return false;
+}
+
+/* Held completions no submit claimed: unmatched after all.  Those of pid (all when 0) older than `before`. */
+static void release_early(struct tracker *t, uint32_t pid, uint64_t before) {
+        size_t k = 0;
+        for (size_t i = 0; i < t->n_early; i++) {
+                struct request *e = &t->early[i];
+                if ((pid && e->pid != pid) || e->end_time >= before) {
+                        t->early[k++] = *e;
+                        continue;
+                }
+                struct proc *p = proc_find(t, e->pid);
+                struct request r = *e;
+                comm_copy(r.comm, p ? p->comm : "?");
+                account_end(t, p, &r);
+                emit_request(t, &r);
+        }
+        t->n_early = k;
+}
+
+/* What the request record says of its submit: the iocb, the file. */
+static void fill_submit(struct tracker *t, struct request *r, const struct aio_call *call,
+                        const struct iocb_info *cb, uint64_t generation) {
+        bool vectored = iocb_is_vectored(cb);
+        r->pid = call->pid;
+        r->submit_tid = call->tid;
+        r->ctx = call->args[0];
+        r->iocb = cb->addr;
+        r->data = cb->data;
+        r->submit_time = call->enter_time;
+        r->offset = cb->offset;
+        r->submit_known = true;
+        r->nbytes = vectored ? cb->iov_total : cb->nbytes;
+        r->nbytes_known = !vectored || (cb->iov_state == MEM_OK && cb->iov_counted == cb->nbytes);
+        r->opcode = cb->opcode;
+        r->reqprio = cb->reqprio;
+        r->rw_flags = cb->rw_flags;
+        r->flags = cb->flags;
+        r->fd = cb->fd;
+        r->path = NULL;
+        r->path_state = PATH_NONE;
+        if (t->opt.paths) {
+                struct capture_file f = { .fd = cb->fd, .mnt_id = cb->file_mnt_id, .ino = cb->file_ino };
+                fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &r->path,
+                              &r->path_state);
+        }
+}
+
 static void submit_one(struct tracker *t, struct proc *p, const struct aio_call *call, const struct iocb_info *cb,
                        uint64_t generation) {
         uint64_t ctx = call->args[0];
+        if (t->n_early > 0) {
+                struct request *r = pending_add(t);
+                if (!r) {
+                        t->stats->no_memory++;
+                        return;
+                }
+                if (claim_early(t, p, call, cb->addr, r)) {
+                        uint64_t reaped_data = r->data;
+                        fill_submit(t, r, call, cb, generation);
+                        r->end = END_REAPED;
+                        if (reaped_data != r->data) {
+                                r->kind = REQ_STALE;
+                                r->event_data = reaped_data;
+                        } else
+                                r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
+                        account_end(t, p, r);
+                        return;
+                }
+                t->n_pending--;
+        }
         uint32_t hash = key_hash(call->pid, ctx, cb->addr);
         uint32_t n = node_find(t, hash, call->pid, ctx, cb->addr);
         if (n != NIL) {
@@ -325,20 +411,8 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
         n = t->free_head;
         struct req_node *x = &t->nodes[n];
         t->free_head = x->gnext;
-        bool vectored = iocb_is_vectored(cb);
-        x->r = (struct request) {
-                .pid = call->pid, .submit_tid = call->tid, .ctx = ctx, .iocb = cb->addr, .data = cb->data,
-                .submit_time = call->enter_time, .offset = cb->offset, .submit_known = true,
-                .nbytes = vectored ? cb->iov_total : cb->nbytes,
-                .nbytes_known = !vectored || (cb->iov_state == MEM_OK && cb->iov_counted == cb->nbytes),
-                .opcode = cb->opcode, .reqprio = cb->reqprio, .rw_flags = cb->rw_flags, .flags = cb->flags,
-                .fd = cb->fd, .path_state = PATH_NONE,
-        };
-        if (t->opt.paths) {
-                struct capture_file f = { .fd = cb->fd, .mnt_id = cb->file_mnt_id, .ino = cb->file_ino };
-                fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &x->r.path,
-                              &x->r.path_state);
-        }
+        x->r = (struct request) {};
+        fill_submit(t, &x->r, call, cb, generation);
         size_t b = bucket_of(t, hash);
         x->hash = hash;
         x->hnext = t->buckets[b];
@@ -386,8 +460,8 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
                      bool cancel_result) {
         ev->fd = -1;
         if (ev->state != MEM_OK) {
+                /* no record for it: the request it ended is later said to be unknown */
                 p->unidentified++;
-                p->iv.completed[REQ_OPS - 1]++;
                 p->iv.active = true;
                 return;
         }
@@ -398,6 +472,7 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
         }
         uint64_t ctx = call->args[0];
         uint32_t n = node_find(t, key_hash(call->pid, ctx, ev->obj), call->pid, ctx, ev->obj);
+        bool hold = false;
         if (n == NIL) {
                 *r = (struct request) { .pid = call->pid, .ctx = ctx, .iocb = ev->obj, .data = ev->data,
                                         .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
@@ -405,6 +480,7 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
                         p->forgotten--;
                         r->end = END_SUBMIT_UNTRACKED;
                 }
+                hold = !cancel_result && t->n_early < TRACKER_EARLY_MAX;
         } else {
                 node_remove(t, n, p, r);
                 ev->fd = (int32_t) r->fd;
@@ -425,6 +501,12 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
         r->has_result = true;
         r->res = ev->res;
         r->res2 = ev->res2;
+        if (hold) {
+                /* its submit may still be on its way: not ended yet, nor counted */
+                t->early[t->n_early++] = *r;
+                t->n_pending--;
+                return;
+        }
         account_end(t, p, r);
 }
 
@@ -451,10 +533,8 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
         case AIO_IO_PGETEVENTS:
                 for (unsigned i = 0; i < call->n_items; i++)
                         reap_one(t, p, call, &call->events[i], false);
-                if (call->n_wanted > call->n_items) {
+                if (call->n_wanted > call->n_items)
                         p->unidentified += call->n_wanted - call->n_items;
-                        p->iv.completed[REQ_OPS - 1] += call->n_wanted - call->n_items;
-                }
                 break;
         case AIO_IO_CANCEL:
                 if (call->ret == 0 && call->n_items == 1) {
@@ -533,6 +613,7 @@ static void interval_reset(struct proc *p, uint64_t start) {
 
 void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why) {
         tracker_flush(t);
+        release_early(t, pid, UINT64_MAX); /* its threads have all left their calls */
         struct proc *p = proc_find(t, pid);
         fdpath_forget(&t->paths, pid);
         if (!p)
@@ -578,6 +659,8 @@ static bool end_interval(void *entry, void *userdata) {
 }
 
 void tracker_tick(struct tracker *t, uint64_t until) {
+        if (t->n_early)
+                release_early(t, 0, until > TRACKER_EARLY_HOLD_NS ? until - TRACKER_EARLY_HOLD_NS : 0);
         uint64_t interval = t->opt.summary_interval_ns;
         if (!interval || until > UINT64_MAX - 2 * interval)
                 return; /* the end (UINT64_MAX), or a time no clock gives: nothing to wrap around */
@@ -618,6 +701,7 @@ static bool finish_interval(void *entry, void *userdata) {
 
 void tracker_finish(struct tracker *t, uint64_t now) {
         tracker_flush(t);
+        release_early(t, 0, UINT64_MAX);
         if (t->opt.summary_interval_ns)
                 id_table_filter(&t->procs, finish_interval, &(struct last_summary) { .t = t, .now = now });
 }
@@ -663,9 +747,10 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
         /* a call ends at most max_iocbs requests, and its submit may evict or replace as many */
         t->pending_cap = 2 * (size_t) MAX(opt->max_iocbs_per_call, 1u) + 2;
         t->pending = calloc(t->pending_cap, sizeof(*t->pending));
+        t->early = calloc(TRACKER_EARLY_MAX, sizeof(*t->early));
         t->n_buckets = 64;
         t->buckets = malloc(t->n_buckets * sizeof(*t->buckets));
-        if (!t->pending || id_table_init(&t->procs, sizeof(struct proc), 64) < 0 || !t->buckets ||
+        if (!t->pending || !t->early || id_table_init(&t->procs, sizeof(struct proc), 64) < 0 || !t->buckets ||
             fdpath_cache_init(&t->paths, 4096, opt->proc_root) < 0) {
                 tracker_done(t);
                 return -ENOMEM;
@@ -696,6 +781,7 @@ void tracker_done(struct tracker *t) {
         free(t->nodes);
         free(t->buckets);
         free(t->pending);
+        free(t->early);
         if (t->paths.slots)
                 fdpath_cache_done(&t->paths);
         *t = (struct tracker) {};

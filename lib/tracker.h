@@ -124,6 +124,11 @@ struct proc;
 
 /* Requests in flight keyed by (process, context, iocb address), and per-process counters; bounded, with no
  * allocation per request (nodes and processes come from arrays that grow by doubling). */
+/* How long a completion waits for its submit: longer than an io_submit blocks (for a free request slot on a
+ * busy device, even) before it returns. */
+#define TRACKER_EARLY_HOLD_NS 1000000000ull
+#define TRACKER_EARLY_MAX 64
+
 struct tracker {
         struct tracker_options opt;
         struct tracker_callbacks cb;
@@ -145,6 +150,12 @@ struct tracker {
         uint64_t destroy_ctx; /* io_destroy of the call being handled: its requests are abandoned after it */
         uint32_t destroy_pid;
         uint64_t destroy_time;
+
+        /* Completions found before their submit: the kernel reads the iocbs as io_submit begins, and a reaper on
+         * another CPU can reap one before that io_submit returns, so its exit comes later.  Held, oldest first,
+         * until a submit that began before the completion claims one, or TRACKER_EARLY_HOLD_NS has passed. */
+        struct request *early;
+        size_t n_early;
 
         uint64_t next_summary; /* 0: not started */
         uint64_t interval_lost; /* records lost in the interval in progress */

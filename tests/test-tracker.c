@@ -85,6 +85,11 @@ static void simple_call(enum aio_syscall sc, uint32_t pid, uint64_t time, uint64
         tracker_flush(&t);
 }
 
+/* Completions held for a submit still to come (test_early_completion) go out, as once the hold has passed. */
+static void hold_passes(void) {
+        tracker_tick(&t, UINT64_MAX);
+}
+
 static size_t count_kind(enum request_kind k, enum request_end e) {
         size_t n = 0;
         for (size_t i = 0; i < n_got; i++)
@@ -116,6 +121,7 @@ static void test_lifecycle(void) {
         }
         /* the same iocb in another context of the same process is another request */
         reap(100, 0xb, 5100, 0, 1, 0, NULL);
+        hold_passes();
         CHECK_EQ(got[4].kind, REQ_UNMATCHED);
         CHECK_EQ(got[4].end, END_SUBMIT_UNSEEN);
         CHECK(!got[4].submit_known);
@@ -189,6 +195,7 @@ static void test_bounds(void) {
         /* the completion of an evicted request: unmatched, and said why */
         n_got = 0;
         reap(100, 0xa, 2000, 0, 1, 0, NULL);
+        hold_passes();
         CHECK_EQ(got[0].kind, REQ_UNMATCHED);
         CHECK_EQ(got[0].end, END_SUBMIT_UNTRACKED);
         tracker_done(&t);
@@ -275,6 +282,70 @@ static void test_summaries(void) {
         CHECK_EQ(sum_meta[0].pid, 200);
         CHECK_EQ(sums[0].abandoned, 1);
         CHECK_EQ(sum_meta[0].end - sum_meta[0].start, 500000);
+        tracker_done(&t);
+}
+
+/* A reaper on one CPU can reap a request before the submitter's io_submit, on another, returns: the completion
+ * comes first in time order, and waits for the submit. */
+static void test_early_completion(void) {
+        setup(1024, 1024, 10 * TRACKER_EARLY_HOLD_NS); /* no interval ends on the way */
+        tracker_tick(&t, 10000000);
+        /* the io_submit began at 10.1 ms; its completion was reaped 5 ns later; the submit returns after */
+        reap(100, 0xa, 10100005, 0, 1, 4096, NULL);
+        CHECK_EQ(n_got, 0);
+        submit(100, 0xa, 10100000, 0, 1, 0);
+        CHECK_EQ(n_got, 1);
+        CHECK_EQ(got[0].kind, REQ_COMPLETED);
+        CHECK_EQ(got[0].end, END_REAPED);
+        CHECK(got[0].submit_known);
+        CHECK_EQ(got[0].fd, 3);
+        CHECK_EQ(got[0].offset, 0);
+        CHECK_EQ(got[0].res, 4096);
+        CHECK_EQ(got[0].end_time - got[0].submit_time, 5);
+        CHECK_EQ(got[0].submit_tid, 101);
+        CHECK_EQ(got[0].reap_tid, 102);
+        CHECK_EQ(tracker_inflight(&t, 100), 0);
+        /* the same iocb submitted again, and reaped in order: nothing left over from the first */
+        submit(100, 0xa, 10200000, 0, 1, 0);
+        reap(100, 0xa, 10300000, 0, 1, 4096, NULL);
+        CHECK_EQ(n_got, 2);
+        CHECK_EQ(got[1].kind, REQ_COMPLETED);
+
+        /* A completion of an iocb whose submit began after it cannot be that submit's: it stays unmatched, and
+         * the submit is in flight. */
+        reap(100, 0xa, 10400000, 7, 1, 512, NULL);
+        submit(100, 0xa, 10400001, 7, 1, 1);
+        CHECK_EQ(n_got, 2);
+        CHECK_EQ(tracker_inflight(&t, 100), 1);
+        tracker_tick(&t, 10400000 + TRACKER_EARLY_HOLD_NS);
+        CHECK_EQ(n_got, 2); /* held for the whole hold */
+        tracker_tick(&t, 10400001 + TRACKER_EARLY_HOLD_NS);
+        CHECK_EQ(n_got, 3);
+        CHECK_EQ(got[2].kind, REQ_UNMATCHED);
+        CHECK_EQ(got[2].end, END_SUBMIT_UNSEEN);
+        CHECK_EQ(got[2].res, 512);
+        CHECK_EQ(stats.unmatched, 1);
+        CHECK_EQ(stats.completed, 2);
+
+        /* The summary counts what the records say: 2 completed (with their bytes and latencies), 1 unmatched,
+         * not 3 completed. */
+        tracker_finish(&t, 10400001 + TRACKER_EARLY_HOLD_NS);
+        CHECK_EQ(n_sums, 1);
+        CHECK_EQ(sums[0].completed[0], 2);
+        CHECK_EQ(sums[0].completed[REQ_OPS - 1], 0);
+        CHECK_EQ(sums[0].unmatched, 1);
+        CHECK_EQ(sums[0].bytes_read, 2 * 4096);
+        CHECK_EQ(sum_lat_count[0], 2);
+
+        /* A process that ends: what it held is unmatched then, in its last summary. */
+        n_got = n_sums = 0;
+        reap(300, 0xa, 10500000, 9, 1, 0, NULL);
+        tracker_process_end(&t, 300, 10600000, END_EXIT);
+        CHECK_EQ(n_got, 1);
+        CHECK_EQ(got[0].kind, REQ_UNMATCHED);
+        CHECK_EQ(n_sums, 1);
+        CHECK_EQ(sums[0].unmatched, 1);
+        CHECK_EQ(t.n_early, 0);
         tracker_done(&t);
 }
 
@@ -373,6 +444,7 @@ int main(void) {
         RUN(test_bounds);
         RUN(test_unidentified);
         RUN(test_summaries);
+        RUN(test_early_completion);
         RUN(test_model);
         return test_result("test-tracker");
 }
