@@ -38,6 +38,11 @@ struct files_struct {
 struct task_struct {
         struct files_struct *files;
 } __attribute__((preserve_access_index));
+/* The user registers a thread entered the kernel with; x86-64 passes a syscall's arguments in these.  Read
+ * only where the running kernel's BTF has them. */
+struct pt_regs {
+        unsigned long di, si, dx, r10, r8, r9;
+} __attribute__((preserve_access_index));
 
 #define GLOB_INLINE static __always_inline
 #include "capture.h"
@@ -522,6 +527,21 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
         s->b.off = off + size;
 }
 
+/* A call begun before the program was attached (a reaper already waiting in io_getevents) left no enter; its
+ * arguments are still in the registers it entered the kernel with, which the kernel keeps for its return. */
+static __always_inline int args_at_exit(__u64 *args) {
+        struct pt_regs *regs = (struct pt_regs *) bpf_task_pt_regs(bpf_get_current_task_btf());
+        if (!regs || !bpf_core_field_exists(regs->r10))
+                return 0;
+        args[0] = BPF_CORE_READ(regs, di);
+        args[1] = BPF_CORE_READ(regs, si);
+        args[2] = BPF_CORE_READ(regs, dx);
+        args[3] = BPF_CORE_READ(regs, r10);
+        args[4] = BPF_CORE_READ(regs, r8);
+        args[5] = BPF_CORE_READ(regs, r9);
+        return 1;
+}
+
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
@@ -543,14 +563,17 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         struct { __u64 args[6]; } a = {};
         __u64 enter_time = 0;
         __u32 enter_cpu = 0;
-        if (!ts || !ts->args_valid)
-                s->b.flags |= CAPTURE_F_NO_ARGS;
-        else {
+        if (ts && ts->args_valid) {
                 __builtin_memcpy(a.args, ts->args, sizeof(a.args));
                 enter_time = ts->enter_time;
                 enter_cpu = ts->enter_cpu;
                 ts->args_valid = 0;
                 s->b.flags |= CAPTURE_F_ENTER;
+        } else if (args_at_exit(a.args))
+                s->b.flags |= CAPTURE_F_ARGS_AT_EXIT;
+        else
+                s->b.flags |= CAPTURE_F_NO_ARGS;
+        if (!(s->b.flags & CAPTURE_F_NO_ARGS)) {
                 switch (sc) {
                 case AIO_IO_SETUP:
                         if (ret == 0)

@@ -68,6 +68,9 @@ _Static_assert(__builtin_offsetof(struct iocb, aio_nbytes) == IOCB_NBYTES_OFFSET
 #define CAPTURE_F_NO_ARGS 0x1 /* the enter's arguments were not kept: nothing of the call could be captured */
 #define CAPTURE_F_BOUNDED 0x2 /* CAPTURE_MAX_BYTES (or the item bound) stopped the capture before the end */
 #define CAPTURE_F_ENTER 0x4   /* the enter's time, CPU and arguments are in the header: it wrote no record */
+/* A call begun before the program was attached: no enter, but its arguments, read at the exit from the
+ * registers the thread entered the kernel with, are in the header, and its memory was captured with them. */
+#define CAPTURE_F_ARGS_AT_EXIT 0x8
 
 struct capture_header {
         capture_u32 magic;

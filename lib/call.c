@@ -102,7 +102,7 @@ static void count_unreadable(struct call_ctx *c, enum mem_state s) {
 /* io_setup writes the new context back to *ctxp; io_destroy reads nothing. */
 static void augment_context(struct call_ctx *c, struct aio_call *call) {
         call->aux_state = MEM_NOT_READ;
-        if (call->syscall != AIO_IO_SETUP || call->ret != 0 || !call->enter_seen)
+        if (call->syscall != AIO_IO_SETUP || call->ret != 0 || !call->args_known)
                 return;
         uint8_t raw[8];
         struct remote_chunk chunk = { .addr = call->args[1], .buf = raw, .len = sizeof(raw) };
@@ -162,7 +162,7 @@ static void augment_submit(struct call_ctx *c, struct aio_call *call) {
         call->array_state = MEM_OK;
         /* What the kernel accepted when it accepted any; what was passed when it refused the call. */
         call->n_wanted = call->ret > 0 ? (uint64_t) call->ret : nr > 0 ? (uint64_t) nr : 0;
-        if (!call->enter_seen || call->n_wanted == 0)
+        if (!call->args_known || call->n_wanted == 0)
                 return;
         unsigned n = (unsigned) MIN(call->n_wanted, (uint64_t) c->max_iocbs);
         if (call->n_wanted > n)
@@ -229,7 +229,7 @@ static void augment_getevents(struct call_ctx *c, struct aio_call *call) {
         call->array_state = MEM_OK;
         call->aux_state = MEM_NOT_READ;
         call->n_wanted = call->ret > 0 ? (uint64_t) call->ret : 0;
-        if (!call->enter_seen)
+        if (!call->args_known)
                 return;
         unsigned n = (unsigned) MIN(call->n_wanted, (uint64_t) c->max_iocbs);
         if (call->n_wanted > n)
@@ -280,7 +280,7 @@ static void augment_cancel(struct call_ctx *c, struct aio_call *call) {
         call->events = c->events;
         call->n_items = 0;
         iocb_unread(&call->cancel_iocb, MEM_NOT_READ);
-        if (!call->enter_seen)
+        if (!call->args_known)
                 return;
         call->cancel_iocb.addr = iocb;
         call->cancel_iocb.addr_state = MEM_OK;

@@ -21,6 +21,7 @@ struct aio_call {
         uint32_t enter_cpu;
         uint32_t exit_cpu;
         bool enter_seen; /* false: the exit of a call that began before tracing did */
+        bool args_known; /* from the enter; or, begun before tracing, from the registers it entered with */
         uint64_t args[AIO_ARGS_MAX];
         int64_t ret;
 

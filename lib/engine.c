@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "fileio.h"
+#include "syscalls.h"
 #include "util.h"
 
 static void emit(struct engine *e, const struct entry *en) {
@@ -160,12 +161,12 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
                 /* the program kept the enter and wrote it here, in place of a record of its own */
                 if (th->enter)
                         e->stats.unpaired_enter++;
-                call->enter_seen = true;
+                call->enter_seen = call->args_known = true;
                 call->enter_time = capture.enter_time;
                 call->enter_cpu = capture.enter_cpu;
                 memcpy(call->args, capture.args, sizeof(call->args));
         } else if (th->enter && th->enter->syscall == d->syscall) {
-                call->enter_seen = true;
+                call->enter_seen = call->args_known = true;
                 call->enter_time = th->enter_time;
                 call->enter_cpu = th->enter_cpu;
                 memcpy(call->args, th->args, sizeof(call->args));
@@ -173,6 +174,13 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
                 if (th->enter)
                         e->stats.unpaired_enter++;
                 e->stats.unpaired_exit++;
+                if (r == 0 && (capture.flags & CAPTURE_F_ARGS_AT_EXIT)) {
+                        /* begun before tracing: no start, but its arguments, and what they pointed to */
+                        call->args_known = true;
+                        memcpy(call->args, capture.args, sizeof(call->args));
+                        for (unsigned i = syscall_desc(d->syscall)->n_args; i < AIO_ARGS_MAX; i++)
+                                call->args[i] = 0; /* registers, not arguments */
+                }
         }
         th->enter = NULL;
         /* The name the capture took at the call beats one read from /proc later (or not at all). */

@@ -38,7 +38,7 @@ void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool jour
 
 bool call_aux_shown(const struct aio_call *c) {
         const struct syscall_desc *sd = syscall_desc(c->syscall);
-        if (sd->aux == AUX_NONE || !c->enter_seen || !c->args[sd->aux_arg])
+        if (sd->aux == AUX_NONE || !c->args_known || !c->args[sd->aux_arg])
                 return false;
         return sd->aux == AUX_TIMEOUT || c->aux_state != MEM_NOT_READ;
 }

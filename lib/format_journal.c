@@ -159,9 +159,10 @@ static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c)
                 const char *e = errno_name((int) -c->ret, errname);
                 field_str(b, n, NAME("AIO_ERRNO"), e, strlen(e));
         }
-        if (!c->enter_seen)
+        if (c->enter_seen)
+                field_u64(b, n, NAME("AIO_DURATION_NSEC"), c->exit_time - c->enter_time);
+        if (!c->args_known)
                 return;
-        field_u64(b, n, NAME("AIO_DURATION_NSEC"), c->exit_time - c->enter_time);
         struct journal_fields jf = journal_fields(b, n);
         call_arg_fields(&jf.w, c, true);
         if (call_aux_shown(c) && c->aux_state == MEM_OK) {

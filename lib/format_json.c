@@ -282,11 +282,12 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
                 char name[16];
                 kv_word(b, "errno", errno_name((int) -c->ret, name));
         }
-        if (!c->enter_seen) {
+        if (c->enter_seen)
+                kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
+        else
                 kv_word(b, "enter", "not seen");
+        if (!c->args_known)
                 return;
-        }
-        kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
         struct json_fields jf = json_fields(b);
         call_arg_fields(&jf.w, c, false);
         if (call_aux_shown(c)) {

@@ -157,7 +157,7 @@ static void put_event(struct outbuf *b, unsigned i, const struct event_info *ev)
 }
 
 static void put_truncated(struct outbuf *b, const struct aio_call *c, const char *what, unsigned max) {
-        if (c->n_wanted <= c->n_items || !c->enter_seen)
+        if (c->n_wanted <= c->n_items || !c->args_known)
                 return;
         outbuf_puts(b, "    ... ");
         outbuf_u64(b, c->n_wanted - c->n_items);
@@ -172,7 +172,7 @@ static void put_truncated(struct outbuf *b, const struct aio_call *c, const char
 #define ARGS_ROOM (4 * SPAN_PTR + 2 * SPAN_S64)
 
 static char *span_args(char *d, const struct aio_call *c) {
-        if (!c->enter_seen) {
+        if (!c->args_known) {
                 *d++ = '?';
                 return d;
         }

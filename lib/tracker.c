@@ -440,7 +440,9 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
 static void match_submit(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t generation) {
         if (call->ret <= 0)
                 return;
-        uint64_t accepted = (uint64_t) call->ret, read = MIN(accepted, (uint64_t) call->n_items);
+        /* begun before tracing: when its requests started is not known, nor then their latency */
+        uint64_t accepted = (uint64_t) call->ret;
+        uint64_t read = call->enter_seen ? MIN(accepted, (uint64_t) call->n_items) : 0;
         for (uint64_t i = 0; i < read; i++) {
                 const struct iocb_info *cb = &call->iocbs[i];
                 bool trusted = cb->state == MEM_OK && cb->addr_state == MEM_OK;
@@ -540,7 +542,7 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                 if (call->ret == 0 && call->n_items == 1) {
                         /* an old kernel: the result comes back from io_cancel itself */
                         reap_one(t, p, call, &call->events[0], true);
-                } else if (call->ret == -EINPROGRESS && call->enter_seen) {
+                } else if (call->ret == -EINPROGRESS && call->args_known) {
                         /* cancelling has begun: the event comes later, through io_getevents */
                         uint32_t n = node_find(t, key_hash(call->pid, call->args[0], call->args[1]), call->pid,
                                                call->args[0], call->args[1]);
@@ -549,7 +551,7 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                 }
                 break;
         case AIO_IO_DESTROY:
-                if (call->ret == 0 && call->enter_seen) {
+                if (call->ret == 0 && call->args_known) {
                         t->destroy_ctx = call->args[0];
                         t->destroy_pid = call->pid;
                         t->destroy_time = call->exit_time;

@@ -634,6 +634,56 @@ static void run_hold(bool then_exec) {
                 pause();
 }
 
+/* A reaper already asleep in io_getevents when tracing starts, as InnoDB's: "waiting" once it is in the call;
+ * at a line on standard input, one write submitted for it to reap. */
+static pid_t reaper_tid;
+
+static void *waiting_reaper(void *arg) {
+        aio_context_t ctx = *(const aio_context_t *) arg;
+        __atomic_store_n(&reaper_tid, gettid_(), __ATOMIC_RELEASE);
+        struct io_event *ev = calloc(4, sizeof(*ev));
+        if (do_getevents(false, ctx, 1, 4, ev, NULL) != 1)
+                die("io_getevents");
+        return NULL;
+}
+
+/* Whether thread tid is inside system call nr now (the first field of /proc/self/task/TID/syscall). */
+static bool in_syscall(pid_t tid, long nr) {
+        char path[64], line[256] = "";
+        snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return false;
+        bool in = fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == nr;
+        fclose(f);
+        return in;
+}
+
+static void run_reaper_first(void) {
+        static aio_context_t ctx;
+        ctx = do_setup(16);
+        int fd = open_file("reaper.dat", 1 << 16);
+        pthread_t reaper;
+        if (pthread_create(&reaper, NULL, waiting_reaper, &ctx) != 0)
+                die("pthread_create");
+        pid_t tid;
+        while ((tid = __atomic_load_n(&reaper_tid, __ATOMIC_ACQUIRE)) == 0 || !in_syscall(tid, SYS_io_getevents))
+                usleep(1000);
+        printf("waiting\n");
+        fflush(stdout);
+        char line[16];
+        if (!fgets(line, sizeof(line), stdin))
+                die("stdin");
+        static char buf[4096] __attribute__((aligned(4096)));
+        memset(buf, 'r', sizeof(buf));
+        struct iocb **pp = ptr_array(1);
+        pp[0] = new_iocb(IOCB_CMD_PWRITE, fd, buf, sizeof(buf), 8192);
+        if (do_submit(ctx, 1, pp, 1) != 1)
+                die("io_submit");
+        pthread_join(reaper, NULL);
+        do_destroy(ctx);
+}
+
 static void usage(FILE *f) {
         fprintf(f,
                 "Usage: aio-workload [OPTIONS]\n"
@@ -647,6 +697,8 @@ static void usage(FILE *f) {
                 "  --burst N                N requests in flight at once, then reaped (for the in-flight bounds)\n"
                 "  --hold                   requests in flight, then wait to be killed (prints \"holding\")\n"
                 "  --exec                   requests in flight, then exec sleep: they end with the old memory\n"
+                "  --reaper-first           a thread waits in io_getevents (prints \"waiting\"); a line on standard\n"
+                "                           input, and a write is submitted for it to reap\n"
                 "  --bench SECONDS --file F O_DIRECT 4 KiB random reads of F, --depth N in flight (16), up to\n"
                 "    [--depth N] [--batch N] --batch N a call (16); prints calls, iocbs, seconds and IOPS\n"
                 "  --getppid N              no AIO: getppid N times, for what the tracepoints cost every process;\n"
@@ -666,7 +718,7 @@ int main(int argc, char **argv) {
                 { "truth", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
-                { "hold", no_argument, NULL, 'H' }, { "thread-delay-ms", required_argument, NULL, 'T' },
+                { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' }, { "thread-delay-ms", required_argument, NULL, 'T' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
@@ -678,7 +730,7 @@ int main(int argc, char **argv) {
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
         const char *bench_file = NULL;
         unsigned long getppid_calls = 0;
-        bool hold = false, then_exec = false;
+        bool hold = false, then_exec = false, reaper_first = false;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
                 switch (c) {
@@ -702,6 +754,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'H':
                         hold = true;
+                        break;
+                case 'W':
+                        reaper_first = true;
                         break;
                 case 'E':
                         then_exec = true;
@@ -763,7 +818,9 @@ int main(int argc, char **argv) {
         usleep(start_delay_ms * 1000);
         if (hold || then_exec)
                 run_hold(then_exec);
-        if (idiom_threads)
+        if (reaper_first)
+                run_reaper_first();
+        else if (idiom_threads)
                 run_idiom(idiom_threads);
         else if (burst)
                 run_burst(burst);

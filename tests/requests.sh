@@ -85,6 +85,36 @@ for line in open(sys.argv[1]):
     e = json.loads(line)
     assert e["kind"] not in ("request", "summary") or "message" not in e, "a message without json_message"' \
                 "$C.idiom.json" || fail "a JSON line does not parse, or has a message it should not"
+
+        echo "== $cap 6. a reaper already waiting in io_getevents when tracing starts"
+        coproc REAPER { exec "$WORKLOAD" --comm aio-requests --reaper-first --truth "$C.first.truth" --dir "$T/w1"; }
+        local reaper_pid=$REAPER_PID line
+        read -r line <&"${REAPER[0]}"
+        [ "$line" = waiting ] || fail "the reaper did not start waiting"
+        start_daemon "$C.kill.conf" "$C.first.out"
+        echo go >&"${REAPER[1]}"
+        wait "$reaper_pid" || fail "workload failed"
+        stop_daemon "$C.first.out"
+        local ev ctx getev
+        ev=$(sed -n 's/^call syscall=io_getevents .* events=\(0x[0-9a-f]*\) .*/\1/p' "$C.first.truth")
+        ctx=$(sed -n 's/^ctx value=\(0x[0-9a-f]*\)$/\1/p' "$C.first.truth")
+        if [ "$cap" = bpf ]; then
+                # its arguments from the registers it entered with: its event read, its request matched
+                getev=$(printf 'io_getevents(0x%016x, 1, 4, 0x%016x, 0x%016x) [retval = 1] (enter not seen)' \
+                        "$ctx" "$ev" 0)
+                grep -qF "$getev" "$C.first.out" || { grep io_getevents "$C.first.out"; fail "no $getev"; }
+                compare_requests --trace "$C.first.out" --truth "$C.first.truth" --strict
+                grep -q 'request completed: op = pwrite, .*path = [^,]*/reaper\.dat' "$C.first.out" ||
+                        fail "the request the waiting reaper reaped is not completed"
+        else
+                # read afterwards nothing gives its arguments: its event is not read, nor said to be completed
+                grep -qF 'io_getevents(?) [retval = 1] (enter not seen)' "$C.first.out" ||
+                        fail "no io_getevents with its enter not seen"
+                [ "$(stat_of "$C.first.out" unpaired_exit)" = 1 ] || fail "its exit is not counted unpaired"
+                if grep -q 'request completed' "$C.first.out"; then
+                        fail "a request completed with its reap unread"
+                fi
+        fi
 }
 
 scenarios bpf

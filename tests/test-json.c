@@ -288,7 +288,8 @@ static void test_line_room(void) {
         };
         struct aio_call call = {
                 .pid = UINT32_MAX, .tid = UINT32_MAX, .comm = "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f",
-                .exit_time = UINT64_MAX, .enter_seen = true, .ret = worst, .n_wanted = 2, .n_items = 1,
+                .exit_time = UINT64_MAX, .enter_seen = true, .args_known = true, .ret = worst, .n_wanted = 2,
+                .n_items = 1,
                 .iocbs = cbs, .events = evs, .cancel_iocb = cbs[0],
         };
         for (int a = 0; a < AIO_ARGS_MAX; a++)

@@ -27,7 +27,8 @@ static void expect_in(const char *what, const char *hay, size_t len, const char 
 static void test_every_argument_in_every_format(void) {
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX; s++) {
                 const struct syscall_desc *sd = syscall_desc(s);
-                struct aio_call call = { .syscall = s, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
+                struct aio_call call = { .syscall = s, .pid = 7, .tid = 8, .comm = "t",
+                                         .enter_seen = true, .args_known = true,
                                          .exit_time = 10, .enter_time = 1, .array_state = MEM_OK,
                                          .aux_state = MEM_NOT_READ };
                 for (unsigned i = 0; i < AIO_ARGS_MAX; i++)
@@ -83,7 +84,8 @@ static void test_every_argument_in_every_format(void) {
 /* The aux values: io_setup's context once read, a timeout when given, in every format under one name. */
 static void test_aux_values(void) {
         struct aio_call call = { .syscall = AIO_IO_GETEVENTS, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
-                                 .exit_time = 10, .enter_time = 1, .aux_state = MEM_OK, .aux = { 5, 250000000 } };
+                                 .args_known = true, .exit_time = 10, .enter_time = 1, .aux_state = MEM_OK,
+                                 .aux = { 5, 250000000 } };
         call.args[4] = 0x1000;
         struct entry e = { .kind = ENTRY_CALL, .call = &call };
         struct outbuf text = {}, json = {}, scratch = {}, journal = {};
@@ -104,7 +106,7 @@ static void test_aux_values(void) {
         expect_in("the JSON line", json.data, json.len, "timeout_nsec", false);
         /* io_setup: the context it made, or why it could not be read */
         call = (struct aio_call) { .syscall = AIO_IO_SETUP, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
-                                   .aux_state = MEM_FAULT, .args = { 8, 0x2000 } };
+                                   .args_known = true, .aux_state = MEM_FAULT, .args = { 8, 0x2000 } };
         outbuf_reset(&text);
         outbuf_reset(&json);
         format_text(&text, &e, 16);
@@ -125,6 +127,36 @@ static void test_aux_values(void) {
         outbuf_free(&json);
         outbuf_free(&scratch);
         outbuf_free(&journal);
+}
+
+/* A call begun before tracing: no duration in any format; its arguments when the capture read them at the exit,
+ * else none. */
+static void test_enter_not_seen(void) {
+        for (int known = 0; known <= 1; known++) {
+                struct aio_call call = { .syscall = AIO_IO_GETEVENTS, .pid = 7, .tid = 8, .comm = "t", .exit_time = 10,
+                                         .args_known = known, .args = { 0x7f00, 3, 4, 0x5000, 0 },
+                                         .aux_state = MEM_NOT_READ };
+                struct entry e = { .kind = ENTRY_CALL, .call = &call };
+                struct outbuf text = {}, json = {}, scratch = {}, journal = {};
+                struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
+                format_text(&text, &e, 16);
+                format_json(&json, &scratch, &e, &lf);
+                format_journal(&journal, &e, 16);
+                expect_in("the text", text.data, text.len,
+                          known ? "] io_getevents(0x0000000000007f00, 3, 4, 0x0000000000005000, 0x0000000000000000) "
+                                  "[retval = 0] (enter not seen)\n"
+                                : "] io_getevents(?) [retval = 0] (enter not seen)\n",
+                          true);
+                expect_in("the JSON line", json.data, json.len, "\"enter\":\"not seen\"", true);
+                expect_in("the JSON line", json.data, json.len, "duration_nsec", false);
+                expect_in("the JSON line", json.data, json.len, "\"min_nr\":3", known);
+                expect_in("the journal entry", journal.data, journal.len, "AIO_DURATION_NSEC", false);
+                expect_in("the journal entry", journal.data, journal.len, "AIO_MIN_NR=3", known);
+                outbuf_free(&text);
+                outbuf_free(&json);
+                outbuf_free(&scratch);
+                outbuf_free(&journal);
+        }
 }
 
 static void test_op_table(void) {
@@ -161,6 +193,7 @@ static void test_op_table(void) {
 int main(void) {
         RUN(test_every_argument_in_every_format);
         RUN(test_aux_values);
+        RUN(test_enter_not_seen);
         RUN(test_op_table);
         return test_result("test-syscalls");
 }

@@ -58,7 +58,7 @@ static void submit(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, un
                                                 .data = first + k, .opcode = op, .fd = 3 + (first + k) % 4,
                                                 .nbytes = 4096, .offset = 4096 * (int64_t) (first + k) };
         struct aio_call c = { .syscall = AIO_IO_SUBMIT, .pid = pid, .tid = pid + 1, .comm = "proc",
-                              .enter_time = time, .exit_time = time + 10, .enter_seen = true,
+                              .enter_time = time, .exit_time = time + 10, .enter_seen = true, .args_known = true,
                               .args = { ctx, n, 0x5000 }, .ret = n, .iocbs = iocbs, .n_items = n, .n_wanted = n };
         tracker_match(&t, &c, 0);
         tracker_flush(&t);
@@ -71,7 +71,7 @@ static void reap(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, unsi
                 events[k] = (struct event_info) { .state = MEM_OK, .obj = iocb_addr(first + k),
                                                   .data = data ? data[k] : first + k, .res = res };
         struct aio_call c = { .syscall = AIO_IO_GETEVENTS, .pid = pid, .tid = pid + 2, .comm = "proc",
-                              .enter_time = time - 5, .exit_time = time, .enter_seen = true,
+                              .enter_time = time - 5, .exit_time = time, .enter_seen = true, .args_known = true,
                               .args = { ctx, 1, n }, .ret = n, .events = events, .n_items = n, .n_wanted = n };
         tracker_match(&t, &c, 0);
         tracker_flush(&t);
@@ -79,7 +79,7 @@ static void reap(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, unsi
 
 static void simple_call(enum aio_syscall sc, uint32_t pid, uint64_t time, uint64_t a0, uint64_t a1, int64_t ret) {
         struct aio_call c = { .syscall = sc, .pid = pid, .tid = pid, .comm = "proc", .enter_time = time - 1,
-                              .exit_time = time, .enter_seen = true, .args = { a0, a1 }, .ret = ret,
+                              .exit_time = time, .enter_seen = true, .args_known = true, .args = { a0, a1 }, .ret = ret,
                               .events = events };
         tracker_match(&t, &c, 0);
         tracker_flush(&t);
@@ -219,8 +219,8 @@ static void test_unidentified(void) {
         events[0] = (struct event_info) { .state = MEM_FAULT };
         events[1] = (struct event_info) { .state = MEM_STALE };
         struct aio_call c = { .syscall = AIO_IO_GETEVENTS, .pid = 100, .tid = 100, .comm = "proc", .enter_time = 1500,
-                              .exit_time = 1600, .enter_seen = true, .args = { 0xa }, .ret = 2, .events = events,
-                              .n_items = 2, .n_wanted = 2 };
+                              .exit_time = 1600, .enter_seen = true, .args_known = true, .args = { 0xa }, .ret = 2,
+                              .events = events, .n_items = 2, .n_wanted = 2 };
         tracker_match(&t, &c, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 0);
