@@ -67,7 +67,12 @@ int main(void) {
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_b);
         path_str_unref(p);
-        /* a request submitted on a, decoded only now that the fd names b: a's path, by a's identity */
+        /* a request submitted on a, decoded only now that the fd names b: a's path, by a's identity (found
+         * again under another fd first, so that it is the newest in its slot of the direct-mapped table) */
+        CHECK_EQ(open_at(dir, "a.dat", fd + 2), fd + 2);
+        fdpath_lookup(&c, pid, fd + 2, NULL, 4, &p, &st);
+        path_str_unref(p);
+        close(fd + 2);
         fdpath_lookup(&c, pid, fd, &during_a, 4, &p, &st);
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_a);
