@@ -29,6 +29,7 @@
 #include "engine.h"
 #include "events.h"
 #include "fileio.h"
+#include "metrics.h"
 #include "perf.h"
 #include "sink.h"
 #include "tracefs.h"
@@ -80,6 +81,8 @@ struct daemon {
         struct watch_threads threads; /* without the capture: the watched pids' threads, for the filter */
         uint64_t follow_failed;
         struct dump *dump;
+        struct metrics *metrics;   /* counted always: a reload that sets metrics.path shows them from the start */
+        bool metrics_failing;      /* the last write of metrics.path failed: said once, and when it works again */
         struct rusage ready_usage; /* when tracing began: what starting cost is not what tracing costs */
         bool traced;               /* the loop ran: there is a report to make */
 
@@ -446,6 +449,34 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
         return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
+static void on_summary(void *userdata, const struct proc_summary *sum) {
+        struct daemon *d = userdata;
+        metrics_add_summary(d->metrics, sum);
+}
+
+/* metrics.path, whole: the programs' counts so far and the daemon's own. */
+static void write_metrics(struct daemon *d) {
+        const char *path = d->config->metrics.path;
+        if (!path[0])
+                return;
+        const struct trace_stats *st = &d->engine.stats;
+        struct metrics_daemon md = {
+                .records = st->records, .lost = st->lost, .dropped = d->sink ? d->sink->stats.dropped : 0,
+                .stale = st->stale, .unreadable = st->unreadable, .skipped_reads = st->skipped_reads,
+                .ring_bytes = d->perf.n_cpus * d->perf.ring_bytes,
+        };
+        metrics_set_in_flight(d->metrics, &d->engine.tracker);
+        _cleanup_(outbuf_free) struct outbuf b = {};
+        metrics_format(d->metrics, &md, &b);
+        int r = b.failed ? -ENOMEM : metrics_write_file(path, b.data, b.len);
+        if (r < 0 && !d->metrics_failing)
+                emit_event(d, INFO_NOTE, LOG_WARNING, "metrics.path %s cannot be written: %s; tried again every "
+                           "summary_interval", path, strerror(-r));
+        else if (r >= 0 && d->metrics_failing)
+                emit_info(d, "metrics.path %s is written again", path);
+        d->metrics_failing = r < 0;
+}
+
 static int start_engine(struct daemon *d, char *error, size_t error_size) {
         const struct config *c = d->config;
         if (d->opt.dump_path) {
@@ -470,7 +501,14 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
                 .replaced_sets = !d->capture,
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .record = d->dump ? on_record : NULL,
+                                       .summary = on_summary,
                                        .userdata = d };
+        d->metrics = malloc(sizeof(*d->metrics));
+        if (!d->metrics) {
+                snprintf(error, error_size, "metrics: %s", strerror(ENOMEM));
+                return EXIT_RUNTIME;
+        }
+        metrics_init(d->metrics);
         int r = engine_init(&d->engine, d->perf.rings, d->perf.n_cpus, d->events, &eo, &cb);
         if (r < 0) {
                 snprintf(error, error_size, "engine: %s", strerror(-r));
@@ -737,6 +775,12 @@ static int on_status(sd_event_source *s, uint64_t usec, void *userdata) {
         return timer_again(s, STATUS_INTERVAL_USEC);
 }
 
+static int on_metrics(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+        write_metrics(d);
+        return timer_again(s, (uint64_t) d->config->summary_interval * USEC_PER_SEC);
+}
+
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct daemon *d = userdata;
         if (si->ssi_signo == SIGINT || si->ssi_signo == SIGTERM)
@@ -810,6 +854,9 @@ static int loop_setup(struct daemon *d) {
         if (r >= 0)
                 r = add_timer(d, NULL, STATUS_INTERVAL_USEC, USEC_PER_SEC, on_status);
         if (r >= 0)
+                r = add_timer(d, NULL, (uint64_t) d->config->summary_interval * USEC_PER_SEC, USEC_PER_SEC / 10,
+                              on_metrics);
+        if (r >= 0)
                 r = sd_event_add_post(d->event, NULL, on_turn, d);
         if (r >= 0)
                 r = sd_event_set_watchdog(d->event, true);
@@ -847,6 +894,7 @@ static int run(struct daemon *d) {
                 engine_account_lost(&d->engine, i, produced);
         }
         engine_finish(&d->engine, now_ns());
+        write_metrics(d); /* the last summaries are in */
         return r;
 }
 
@@ -929,6 +977,7 @@ static int load_config(struct daemon *d) {
 static void daemon_done(struct daemon *d) {
         if (d->engine_ready)
                 engine_done(&d->engine);
+        free(d->metrics);
         sink_free(d->sink);
         (void) dump_close(d->dump);
         sd_event_source_unref(d->tick);

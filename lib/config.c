@@ -275,6 +275,7 @@ const struct config_key config_keys[] = {
         { "output.keep", KEY_UINT, FIELD(output.keep), 1, 1000, .reload = RELOAD_OUTPUT },
         { "output.mode", KEY_MODE, FIELD(output.mode), .reload = RELOAD_OUTPUT },
         { "output.queue_kib", KEY_UINT, FIELD(output.queue_kib), 64, 1u << 20, .reload = RELOAD_OUTPUT },
+        { "metrics.path", KEY_PATH, FIELD(metrics.path), .reload = RELOAD_LIVE },
 };
 const size_t config_n_keys = ELEMENTSOF(config_keys);
 

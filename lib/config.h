@@ -77,6 +77,9 @@ struct config {
         unsigned records;          /* RECORD_* */
         unsigned summary_interval; /* seconds */
         struct output_config output;
+        struct {
+                char path[4096]; /* Prometheus text, rewritten every summary_interval; "": none */
+        } metrics;
 };
 
 /* What a reload does with a key whose value changed. */

@@ -26,6 +26,8 @@ static void on_request(void *userdata, const struct request *r) {
 
 static void on_summary(void *userdata, const struct proc_summary *sum) {
         struct engine *e = userdata;
+        if (e->cb.summary)
+                e->cb.summary(e->cb.userdata, sum);
         if (e->opt.records & RECORD_SUMMARY)
                 emit(e, &(struct entry) { .kind = ENTRY_SUMMARY, .time = sum->end, .summary = sum });
 }

@@ -19,6 +19,8 @@ struct engine_callbacks {
         void (*fork)(void *userdata, uint32_t parent_tid, uint32_t child_tid);
         /* optional: every record as read from a ring, before it is handled (aiotraced --dump) */
         void (*record)(void *userdata, const struct perf_event_header *h);
+        /* optional: every process's summary, whether or not summaries are recorded (the daemon's metrics) */
+        void (*summary)(void *userdata, const struct proc_summary *s);
         void *userdata;
 };
 

@@ -36,6 +36,7 @@ void histogram_add(struct histogram *h, uint64_t v) {
         if (v > h->max)
                 h->max = v;
         h->count++;
+        h->sum += v;
 }
 
 uint64_t histogram_percentile(const struct histogram *h, double p) {

@@ -18,6 +18,7 @@ struct histogram {
         uint64_t count;
         uint64_t max;
         uint64_t min;
+        uint64_t sum; /* exact: 584 years of latency before it wraps */
         uint32_t buckets[HIST_BUCKETS];
 };
 

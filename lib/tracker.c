@@ -20,6 +20,7 @@ struct req_node {
 struct proc {
         uint32_t pid; /* 0: empty slot */
         char comm[16];
+        char unit[UNIT_NAME_MAX]; /* looked up once, at its first call: what names it after it is gone */
         uint32_t head, tail; /* its requests, oldest first */
         uint32_t n_inflight;
         uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
@@ -89,6 +90,8 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         }
         histogram_reset(h);
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
+        if (t->opt.proc_root && proc_unit(t->opt.proc_root, pid, p->unit) < 0)
+                p->unit[0] = 0;
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
         comm_copy(p->comm, comm && comm[0] ? comm : "?");
@@ -602,7 +605,7 @@ static void emit_summary(struct tracker *t, struct proc *p, uint64_t end, bool l
         uint64_t start = p->interval_start;
         if (t->cb.summary)
                 t->cb.summary(t->cb.userdata, &(struct proc_summary) {
-                        .pid = p->pid, .comm = p->comm, .start = start, .end = end, .iv = &p->iv,
+                        .pid = p->pid, .comm = p->comm, .unit = p->unit, .start = start, .end = end, .iv = &p->iv,
                         .inflight = p->n_inflight, .latency = p->latency, .last = last,
                         .records_lost = t->interval_lost });
 }
@@ -731,6 +734,24 @@ size_t tracker_inflight_total(const struct tracker *t) {
 size_t tracker_inflight(struct tracker *t, uint32_t pid) {
         const struct proc *p = proc_find(t, pid);
         return p ? p->n_inflight : 0;
+}
+
+struct foreach_process {
+        void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight);
+        void *userdata;
+};
+
+static bool visit_process(void *entry, void *userdata) {
+        const struct proc *p = entry;
+        const struct foreach_process *f = userdata;
+        f->fn(f->userdata, p->comm, p->unit, p->n_inflight);
+        return false;
+}
+
+void tracker_foreach_process(struct tracker *t,
+                             void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight),
+                             void *userdata) {
+        id_table_filter(&t->procs, visit_process, &(struct foreach_process) { .fn = fn, .userdata = userdata });
 }
 
 int tracker_init(struct tracker *t, const struct tracker_options *opt, const struct tracker_callbacks *cb,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "cgroup.h"
 #include "fdpath.h"
 #include "histogram.h"
 #include "idtable.h"
@@ -95,6 +96,7 @@ struct proc_interval {
 struct proc_summary {
         uint32_t pid;
         const char *comm;
+        const char *unit; /* its systemd unit when it was first seen, or "" */
         uint64_t start; /* the interval, CLOCK_MONOTONIC ns */
         uint64_t end;
         const struct proc_interval *iv;
@@ -190,3 +192,7 @@ void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interva
 size_t tracker_inflight_total(const struct tracker *t);
 /* Requests of a process in flight now (tests). */
 size_t tracker_inflight(struct tracker *t, uint32_t pid);
+/* Every process the tracker knows now: its name, unit and requests in flight. */
+void tracker_foreach_process(struct tracker *t,
+                             void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight),
+                             void *userdata);

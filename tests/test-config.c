@@ -125,7 +125,7 @@ static void test_errors(void) {
                 { "capture = 1;\n", 1, "capture must be a string, one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "ring_pages = 64;\nbogus = 1;\n", 2,
                   "unknown key 'bogus' (known: watch, capture, records, summary_interval, ring_memory, ring_pages, max_iocbs_per_call, "
-                  "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output)" },
+                  "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output, metrics)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
                 { "\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two" },
                 { "ring_pages = 0;\n", 1, "ring_pages = 0 is out of range (1 to 65536)" },

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup.h"
+#include "outbuf.h"
+#include "tracker.h"
+
+/* Metrics for Prometheus, in its text format, for node_exporter's textfile collector.  Counted per program, as
+ * a fleet names it across restarts: its command name and systemd unit, never its pid.  The counts come from the
+ * tracker's summaries, which see every request's end exactly once, so they add up to the request records and
+ * never go backwards while the daemon runs (a reload, a process's end). */
+
+/* At most this many programs get series of their own; the rest are summed in comm="other", unit="". */
+#define METRICS_MAX_PROGRAMS 64
+/* The latency histogram's boundaries, in seconds: from 10 us to 10 s, 1-2.5-5 a decade. */
+#define METRICS_LATENCY_BOUNDS 19
+
+struct metrics_program {
+        char comm[16];
+        char unit[UNIT_NAME_MAX];
+        uint64_t submitted[REQ_OPS];
+        uint64_t completed[REQ_OPS];
+        uint64_t errors;
+        uint64_t bytes_read;
+        uint64_t bytes_written;
+        uint64_t cancelled;
+        uint64_t abandoned;
+        uint64_t unresolved; /* stale, unmatched, unknown: ended, but not as anything above */
+        uint64_t latency_le[METRICS_LATENCY_BOUNDS]; /* not cumulative: those first counted at bound i */
+        uint64_t latency_count;
+        uint64_t latency_sum_ns;
+        uint64_t in_flight; /* a gauge: set before each write */
+};
+
+/* What the daemon says of itself beside the programs. */
+struct metrics_daemon {
+        uint64_t records;
+        uint64_t lost;
+        uint64_t dropped;
+        uint64_t stale;
+        uint64_t unreadable;
+        uint64_t skipped_reads;
+        uint64_t ring_bytes;
+};
+
+struct metrics {
+        struct metrics_program programs[METRICS_MAX_PROGRAMS + 1]; /* the last: "other" */
+        size_t n_programs;
+};
+
+/* The boundaries, in ns, and as the le label writes them. */
+extern const uint64_t metrics_latency_bound_ns[METRICS_LATENCY_BOUNDS];
+
+void metrics_init(struct metrics *m);
+/* One process's interval, added to its program's counts. */
+void metrics_add_summary(struct metrics *m, const struct proc_summary *s);
+/* The requests in flight now, per program, from the tracker. */
+void metrics_set_in_flight(struct metrics *m, struct tracker *t);
+/* Everything, in the text exposition format. */
+void metrics_format(const struct metrics *m, const struct metrics_daemon *d, struct outbuf *b);
+/* data to path whole, or not at all: written beside it, then renamed over it.  0, or a negative errno. */
+int metrics_write_file(const char *path, const void *data, size_t len);
