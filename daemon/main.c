@@ -83,6 +83,7 @@ struct daemon {
         struct dump *dump;
         struct metrics *metrics;   /* counted always: a reload that sets metrics.path shows them from the start */
         bool metrics_failing;      /* the last write of metrics.path failed: said once, and when it works again */
+        uint64_t dropped_by_closed; /* entries the outputs a reload replaced could not write */
         struct rusage ready_usage; /* when tracing began: what starting cost is not what tracing costs */
         bool traced;               /* the loop ran: there is a report to make */
 
@@ -327,7 +328,8 @@ static int open_sink(const struct daemon *d, const struct output_config *out, st
 }
 
 /* At exit, or for the sink a reload replaced: what it wrote and what it could not. */
-static void close_sink(struct sink *s) {
+/* Returns how many entries it could not write, in all. */
+static uint64_t close_sink(struct sink *s) {
         char line[4400];
         sink_finish(s, SINK_FINISH_MS);
         sink_report(s, line, sizeof(line));
@@ -338,7 +340,9 @@ static void close_sink(struct sink *s) {
                 log_warning("%" PRIu64 " entries could not be written: %s", s->stats.dropped,
                             errno_name(-s->stats.last_error, name));
         }
+        uint64_t dropped = s->stats.dropped;
         sink_free(s);
+        return dropped;
 }
 
 /* ---- start ---- */
@@ -461,7 +465,7 @@ static void write_metrics(struct daemon *d) {
                 return;
         const struct trace_stats *st = &d->engine.stats;
         struct metrics_daemon md = {
-                .records = st->records, .lost = st->lost, .dropped = d->sink ? d->sink->stats.dropped : 0,
+                .records = st->records, .lost = st->lost, .dropped = d->dropped_by_closed + (d->sink ? d->sink->stats.dropped : 0),
                 .stale = st->stale, .unreadable = st->unreadable, .skipped_reads = st->skipped_reads,
                 .ring_bytes = d->perf.n_cpus * d->perf.ring_bytes,
         };
@@ -620,7 +624,7 @@ static void reload_output(struct daemon *d, struct config *nc) {
         }
         struct sink *old = d->sink;
         d->sink = s;
-        close_sink(old);
+        d->dropped_by_closed += close_sink(old); /* the metrics' count goes on across outputs */
 }
 
 /* SIGHUP: read the config again and apply it: the selection at once, on the open events, without a gap; the
