@@ -6,7 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 build="build-essential autoconf automake pkg-config linux-libc-dev libtraceevent-dev libconfig-dev libsystemd-dev
        systemd clang libbpf-dev bpftool"
 tests="python3 ca-certificates libclang-rt-14-dev systemd-container groff-base valgrind
-       dpkg-dev debhelper fakeroot lintian debootstrap prometheus prometheus-node-exporter curl"
+       dpkg-dev debhelper fakeroot lintian debootstrap prometheus prometheus-node-exporter curl
+       systemd-journal-remote"
 case "${1:-}" in
 "") ;;
 --tests) build="$build $tests" ;;

@@ -4,39 +4,8 @@
 # load: every entry the daemon made is either in the journal or counted in an AIO_DROPPED entry.
 . "${top_srcdir:?}/tests/lib.sh"
 need_tracing
-[ -x /lib/systemd/systemd-journald ] || { echo "SKIP: no systemd-journald"; exit 77; }
-command -v journalctl >/dev/null || { echo "SKIP: no journalctl"; exit 77; }
-
-if [ "${AIOTRACED_PRIVATE_JOURNAL:-}" != 1 ]; then
-        AIOTRACED_PRIVATE_JOURNAL=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
-fi
-mount -t tmpfs tmpfs /run/systemd
-mount -t tmpfs tmpfs /run/log
-mkdir -p /var/log/journal && mount -t tmpfs tmpfs /var/log/journal
-mkdir -p /run/systemd/journal /run/systemd/journald.conf.d
-printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' >/run/systemd/journald.conf.d/test.conf
-J=
-start_journald() {
-        /lib/systemd/systemd-journald &
-        J=$!
-        for _ in $(seq 500); do [ -S /run/systemd/journal/socket ] && return 0; sleep 0.01; done
-        fail "journald did not start"
-}
-stop_journald() { kill "$J"; wait "$J" 2>/dev/null; J=; }
-trap 'cleanup; [ -n "$J" ] && kill -9 "$J" 2>/dev/null' EXIT
-start_journald
+private_journald "$@"
 mkdir -p "$T/w1" "$T/w2"
-
-started() { # until the daemon's "started" entry is in the journal
-        for _ in $(seq 500); do
-                journalctl --sync
-                journalctl -D /run/log/journal _PID="$DAEMON_PID" MESSAGE_ID=61b2eff4723e4dc08f4bf5aaaf9f5d30 -q |
-                        grep -q . && return 0
-                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.err"; fail "aiotraced exited at start"; }
-                sleep 0.01
-        done
-        fail "no started entry within 5 s"
-}
 
 journal_json() { # FILE: this run's entries (by the daemon's pid), as JSON lines
         journalctl --sync
@@ -49,7 +18,7 @@ for cap in bpf remote-read; do
                 'watch = ( { comm = "aio-journal"; } );' \
                 'drain_interval_ms = 5;' 'output = { sink = "journal"; };'
         start_daemon_bg "$T/j.conf"
-        started
+        journal_started
         "$WORKLOAD" --comm aio-journal --truth "$T/$cap.truth" --dir "$T/w1" --pause-us 30000 --linger-ms 300 || fail "workload failed"
         stop_daemon_bg
         journal_json "$T/$cap.json"
@@ -94,7 +63,7 @@ echo "== 2. journald stopped (SIGSTOP) under load: drops counted, reported once 
 write_config "$T/slow.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1024;' \
         'output = { sink = "journal"; queue_kib = 64; };'
 start_daemon_bg "$T/slow.conf"
-started
+journal_started
 kill -STOP "$J"
 "$WORKLOAD" --comm aio-journal --idiom 2 --rounds 500 --truth "$T/slow.truth" --dir "$T/w1" || fail "workload failed"
 kill -CONT "$J"
@@ -107,7 +76,7 @@ echo "== 3. journald killed, then started again: what it missed is counted and r
 write_config "$T/gone.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'drain_interval_ms = 5;' \
         'output = { sink = "journal"; };'
 start_daemon_bg "$T/gone.conf"
-started
+journal_started
 "$WORKLOAD" --comm aio-journal --truth "$T/gone1.truth" --dir "$T/w1" --pause-us 1000 || fail "workload failed"
 sleep 0.2
 stop_journald
@@ -127,7 +96,7 @@ echo "== 4. a ring that overflows: loss entries, and read + lost = produced, exa
 write_config "$T/lost.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1;' \
         'output = { sink = "journal"; };'
 start_daemon_bg "$T/lost.conf"
-started
+journal_started
 kill -STOP "$DAEMON_PID" # the kernel keeps writing into rings nobody reads
 for i in 1 2 3 4 5; do
         "$WORKLOAD" --comm aio-journal --truth "$T/lost$i.truth" --dir "$T/w1" || fail "workload failed"

@@ -196,3 +196,39 @@ container_stop() {
         [ "$CT_ROOT" = /var/tmp/aiotraced-root.$$ ] && rmdir "$CT_ROOT" 2>/dev/null
         cleanup
 }
+
+# A journald of the test's own, in a mount namespace of its own (the host's journal sees nothing): the script
+# runs again in a new namespace (call it at the top level, with "$@"), mounts tmpfs over journald's places and
+# starts one.  start_journald and stop_journald for a test that stops it; J is its pid.
+private_journald() {
+        [ -x /lib/systemd/systemd-journald ] || { echo "SKIP: no systemd-journald"; exit 77; }
+        command -v journalctl >/dev/null || { echo "SKIP: no journalctl"; exit 77; }
+        if [ "${AIOTRACED_PRIVATE_JOURNAL:-}" != 1 ]; then
+                AIOTRACED_PRIVATE_JOURNAL=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
+        fi
+        mount -t tmpfs tmpfs /run/systemd
+        mount -t tmpfs tmpfs /run/log
+        mkdir -p /var/log/journal && mount -t tmpfs tmpfs /var/log/journal
+        mkdir -p /run/systemd/journal /run/systemd/journald.conf.d
+        printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' >/run/systemd/journald.conf.d/test.conf
+        J=
+        trap 'cleanup; [ -n "$J" ] && kill -9 "$J" 2>/dev/null' EXIT
+        start_journald
+}
+start_journald() {
+        /lib/systemd/systemd-journald &
+        J=$!
+        for _ in $(seq 500); do [ -S /run/systemd/journal/socket ] && return 0; sleep 0.01; done
+        fail "journald did not start"
+}
+stop_journald() { kill "$J"; wait "$J" 2>/dev/null; J=; }
+journal_started() { # until the daemon's "started" entry is in the private journal
+        for _ in $(seq 500); do
+                journalctl --sync
+                journalctl -D /run/log/journal _PID="$DAEMON_PID" MESSAGE_ID=61b2eff4723e4dc08f4bf5aaaf9f5d30 -q |
+                        grep -q . && return 0
+                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.err"; fail "aiotraced exited at start"; }
+                sleep 0.01
+        done
+        fail "no started entry within 5 s"
+}
