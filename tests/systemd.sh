@@ -103,4 +103,20 @@ PY
         --truth "$T/second.truth" --truth "$T/third.truth" --strict || fail "the unit's request entries differ"
 $C journalctl -u aiotraced AIO_OP=pwrite AIO_PATH=/var/tmp/w/c.dat -o cat | grep -c 'request completed' |
         grep -qx 3 || fail "journalctl AIO_OP=pwrite AIO_PATH=... does not give the three writes to c.dat"
+
+echo "== metrics of a program run as a unit: labelled with it, written where the unit may write"
+$C mkdir -p /var/lib/prometheus/node-exporter
+conf 'watch = ( { comm = "aio-unit3"; } );' 'drain_interval_ms = 5;' "$ALL" \
+        'metrics = { path = "/var/lib/prometheus/node-exporter/aiotraced.prom"; };'
+$C systemctl start aiotraced || fail "systemctl start failed"
+$C systemd-run --quiet --wait --collect --unit=aio-metrics-test.service /usr/local/bin/aio-workload --comm aio-unit3 \
+        --truth /var/tmp/unit3.truth --dir /var/tmp/w --pause-us 20000 || fail "the workload's unit failed"
+$C cat /var/tmp/unit3.truth >"$T/unit3.truth"
+$C systemctl stop aiotraced
+$C cat /var/lib/prometheus/node-exporter/aiotraced.prom >"$T/unit.prom" || fail "no metrics file"
+grep '^aiotraced_requests_completed_total' "$T/unit.prom"
+grep -q '^aiotraced_requests_completed_total{comm="aio-unit3",unit="aio-metrics-test.service",op="pwrite"} ' \
+        "$T/unit.prom" || fail "the metrics do not name the program's unit"
+"$PYTHON3" "$top_srcdir/tests/compare_metrics.py" --metrics "$T/unit.prom" --truth "$T/unit3.truth" --comm aio-unit3 ||
+        fail "the unit's metrics differ from the truth"
 echo PASS
