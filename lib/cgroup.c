@@ -60,17 +60,19 @@ const char *cgroup_of_proc_text(const char *text, size_t *ret_len) {
         return found;
 }
 
-int proc_unit(const char *proc_root, uint32_t pid, char ret[static UNIT_NAME_MAX]) {
-        char path[128], text[4096], cg[4096];
+int proc_cgroup(const char *proc_root, uint32_t pid, char ret[static CGROUP_PATH_MAX]) {
+        char path[128], text[8192];
         snprintf(path, sizeof(path), "%s/%u/cgroup", proc_root, pid);
         ssize_t n = read_small_file(path, text, sizeof(text));
         if (n < 0)
                 return (int) n;
         size_t len;
         const char *at = cgroup_of_proc_text(text, &len);
-        if (!at || len >= sizeof(cg))
+        if (!at)
                 return -ENOENT;
-        memcpy(cg, at, len);
-        cg[len] = 0;
-        return cgroup_path_unit(cg, ret);
+        if (len >= CGROUP_PATH_MAX)
+                return -ENAMETOOLONG;
+        memcpy(ret, at, len);
+        ret[len] = 0;
+        return 0;
 }

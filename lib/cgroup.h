@@ -16,5 +16,8 @@ int cgroup_path_unit(const char *path, char ret[static UNIT_NAME_MAX]);
  * into text and its length, or NULL. */
 const char *cgroup_of_proc_text(const char *text, size_t *ret_len);
 
-/* The systemd unit of pid, from PROC_ROOT/PID/cgroup: 0, or a negative errno (-ENOENT: in no unit, or gone). */
-int proc_unit(const char *proc_root, uint32_t pid, char ret[static UNIT_NAME_MAX]);
+#define CGROUP_PATH_MAX 512 /* kept of a process's cgroup path; a longer one is not kept */
+
+/* The cgroup path of pid, from PROC_ROOT/PID/cgroup: 0, or a negative errno (-ENOENT: gone, or none found;
+ * -ENAMETOOLONG).  ret untouched on failure. */
+int proc_cgroup(const char *proc_root, uint32_t pid, char ret[static CGROUP_PATH_MAX]);

@@ -35,6 +35,9 @@ void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool jour
  * one, a timeout whenever one was given. */
 bool call_aux_shown(const struct aio_call *c);
 
+/* What names a process after it is gone: its systemd unit and its cgroup, when it is in one (the root says
+ * nothing). */
+void process_fields(struct field_writer *w, const char *unit, const char *cgroup);
 void request_fields(struct field_writer *w, const struct request *r);
 void summary_fields(struct field_writer *w, const struct proc_summary *s);
 

@@ -277,6 +277,8 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
         kv_u64(b, "tid", c->tid);
         key(b, "comm");
         json_string(b, c->comm, strnlen(c->comm, sizeof(c->comm)));
+        struct json_fields names = json_fields(b);
+        process_fields(&names.w, c->unit, c->cgroup);
         kv_s64(b, "ret", c->ret);
         if (result_is_errno(c->ret)) {
                 char name[16];

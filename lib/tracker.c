@@ -20,7 +20,9 @@ struct req_node {
 struct proc {
         uint32_t pid; /* 0: empty slot */
         char comm[16];
-        char unit[UNIT_NAME_MAX]; /* looked up once, at its first call: what names it after it is gone */
+        /* looked up once, at its first call: what names it after it is gone ("" when not known) */
+        char unit[UNIT_NAME_MAX];
+        char cgroup[CGROUP_PATH_MAX];
         uint32_t head, tail; /* its requests, oldest first */
         uint32_t n_inflight;
         uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
@@ -90,8 +92,8 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         }
         histogram_reset(h);
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
-        if (t->opt.proc_root && proc_unit(t->opt.proc_root, pid, p->unit) < 0)
-                p->unit[0] = 0;
+        if (t->opt.proc_root && proc_cgroup(t->opt.proc_root, pid, p->cgroup) >= 0)
+                (void) cgroup_path_unit(p->cgroup, p->unit);
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
         comm_copy(p->comm, comm && comm[0] ? comm : "?");
@@ -277,6 +279,9 @@ static void end_unreaped(struct tracker *t, struct proc *p, struct request *r, u
 }
 
 static void emit_request(struct tracker *t, struct request *r) {
+        const struct proc *p = proc_find(t, r->pid);
+        r->unit = p ? p->unit : "";
+        r->cgroup = p ? p->cgroup : "";
         if (t->cb.request)
                 t->cb.request(t->cb.userdata, r);
         path_str_unref(r->path);
@@ -605,7 +610,8 @@ static void emit_summary(struct tracker *t, struct proc *p, uint64_t end, bool l
         uint64_t start = p->interval_start;
         if (t->cb.summary)
                 t->cb.summary(t->cb.userdata, &(struct proc_summary) {
-                        .pid = p->pid, .comm = p->comm, .unit = p->unit, .start = start, .end = end, .iv = &p->iv,
+                        .pid = p->pid, .comm = p->comm, .unit = p->unit, .cgroup = p->cgroup, .start = start,
+                        .end = end, .iv = &p->iv,
                         .inflight = p->n_inflight, .latency = p->latency, .last = last,
                         .records_lost = t->interval_lost });
 }
@@ -746,6 +752,12 @@ static bool visit_process(void *entry, void *userdata) {
         const struct foreach_process *f = userdata;
         f->fn(f->userdata, p->comm, p->unit, p->n_inflight);
         return false;
+}
+
+void tracker_process_names(struct tracker *t, uint32_t pid, const char **ret_unit, const char **ret_cgroup) {
+        const struct proc *p = proc_find(t, pid);
+        *ret_unit = p ? p->unit : "";
+        *ret_cgroup = p ? p->cgroup : "";
 }
 
 void tracker_foreach_process(struct tracker *t,

@@ -69,6 +69,9 @@ struct request {
         enum request_kind kind;
         enum request_end end;
         char comm[16];
+        /* its process's systemd unit and cgroup ("" when not known): set as the record is handed out */
+        const char *unit;
+        const char *cgroup;
 };
 
 /* Opcodes by index for the per-op counts: each opcode the op table knows at its own (IOCB_CMD_* 0..8), and one
@@ -96,7 +99,8 @@ struct proc_interval {
 struct proc_summary {
         uint32_t pid;
         const char *comm;
-        const char *unit; /* its systemd unit when it was first seen, or "" */
+        const char *unit;   /* its systemd unit when it was first seen, or "" */
+        const char *cgroup; /* its cgroup then, or "" */
         uint64_t start; /* the interval, CLOCK_MONOTONIC ns */
         uint64_t end;
         const struct proc_interval *iv;
@@ -192,6 +196,8 @@ void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interva
 size_t tracker_inflight_total(const struct tracker *t);
 /* Requests of a process in flight now (tests). */
 size_t tracker_inflight(struct tracker *t, uint32_t pid);
+/* The systemd unit and cgroup of pid, as first seen ("" when not known): valid until the tracker next changes. */
+void tracker_process_names(struct tracker *t, uint32_t pid, const char **ret_unit, const char **ret_cgroup);
 /* Every process the tracker knows now: its name, unit and requests in flight. */
 void tracker_foreach_process(struct tracker *t,
                              void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight),

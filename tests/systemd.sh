@@ -119,4 +119,17 @@ grep -q '^aiotraced_requests_completed_total{comm="aio-unit3",unit="aio-metrics-
         "$T/unit.prom" || fail "the metrics do not name the program's unit"
 "$PYTHON3" "$top_srcdir/tests/compare_metrics.py" --metrics "$T/unit.prom" --truth "$T/unit3.truth" --comm aio-unit3 ||
         fail "the unit's metrics differ from the truth"
+# its entries name the unit and the cgroup themselves: queried by unit after it is gone
+$C journalctl -u aiotraced AIO_COMM=aio-unit3 -o json >"$T/unit3.json"
+"$PYTHON3" - "$T/unit3.json" <<'PY' || fail "the entries do not carry the program's unit and cgroup"
+import json, sys
+e = [json.loads(l) for l in open(sys.argv[1])]
+kinds = {x.get('MESSAGE_ID') for x in e}
+bad = [x for x in e if x.get('AIO_UNIT') != 'aio-metrics-test.service'
+       or not x.get('AIO_CGROUP', '').endswith('/aio-metrics-test.service')]
+print(f'{len(e)} entries of aio-unit3, {len(bad)} without its unit and cgroup, {len(kinds)} kinds')
+sys.exit(1 if bad or len(e) < 20 or len(kinds) < 3 else 0)
+PY
+[ "$($C journalctl -u aiotraced AIO_UNIT=aio-metrics-test.service AIO_SYSCALL=io_submit -q | grep -c 'io_submit(')" -gt 0 ] ||
+        fail "journalctl AIO_UNIT= finds no call of the unit"
 echo PASS

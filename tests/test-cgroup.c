@@ -4,6 +4,7 @@
 #include "cgroup.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,10 +47,17 @@ int main(void) {
         proc_text_is("0::/\n1:name=systemd:/system.slice/b.service\n", "/system.slice/b.service");
         proc_text_is("4:memory:/process_api/c0\n", NULL);
 
-        CASE("this process: a unit, or none, never an error besides");
-        char unit[UNIT_NAME_MAX];
-        int r = proc_unit("/proc", (uint32_t) getpid(), unit);
-        CHECK(r == 0 || r == -ENOENT);
-        CHECK_EQ(proc_unit("/proc", 0x3ffffff0, unit), -ENOENT);
+        CASE("this process: its cgroup as /proc says it; a process gone: none");
+        char cg[CGROUP_PATH_MAX], text[8192];
+        CHECK_EQ(proc_cgroup("/proc", (uint32_t) getpid(), cg), 0);
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+        if (f)
+                fclose(f);
+        text[n] = 0;
+        size_t len = 0;
+        const char *at = cgroup_of_proc_text(text, &len);
+        CHECK(at != NULL && strlen(cg) == len && strncmp(cg, at, len) == 0);
+        CHECK_EQ(proc_cgroup("/proc", 0x3ffffff0, cg), -ENOENT);
         return test_result("test-cgroup");
 }

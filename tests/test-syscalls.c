@@ -159,6 +159,49 @@ static void test_enter_not_seen(void) {
         }
 }
 
+/* What names a process after it is gone, in every structured format: its unit and cgroup when it has them, on
+ * calls, requests and summaries; the root cgroup, and no unit, say nothing. */
+static void test_process_names(void) {
+        struct aio_call call = { .syscall = AIO_IO_DESTROY, .pid = 7, .tid = 8, .comm = "t", .exit_time = 10,
+                                 .enter_time = 1, .enter_seen = true, .args_known = true,
+                                 .unit = "mariadb.service", .cgroup = "/system.slice/mariadb.service" };
+        struct proc_interval iv = {};
+        struct histogram h;
+        histogram_reset(&h);
+        struct proc_summary sum = { .pid = 7, .comm = "t", .unit = call.unit, .cgroup = call.cgroup, .iv = &iv,
+                                    .latency = &h, .end = 5 };
+        struct request r = { .pid = 7, .comm = "t", .unit = call.unit, .cgroup = call.cgroup, .kind = REQ_ABANDONED };
+        struct entry entries[] = {
+                { .kind = ENTRY_CALL, .call = &call },
+                { .kind = ENTRY_REQUEST, .request = &r },
+                { .kind = ENTRY_SUMMARY, .summary = &sum },
+        };
+        struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
+        for (int root = 0; root <= 1; root++) {
+                if (root) {
+                        call.unit = r.unit = sum.unit = "";
+                        call.cgroup = r.cgroup = sum.cgroup = "/";
+                }
+                for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
+                        struct outbuf json = {}, scratch = {}, journal = {};
+                        format_json(&json, &scratch, &entries[i], &lf);
+                        format_journal(&journal, &entries[i], 16);
+                        expect_in("the JSON line", json.data, json.len, "\"unit\":\"mariadb.service\"", !root);
+                        expect_in("the JSON line", json.data, json.len,
+                                  "\"cgroup\":\"/system.slice/mariadb.service\"", !root);
+                        expect_in("the JSON line", json.data, json.len, "cgroup", !root);
+                        expect_in("the journal entry", journal.data, journal.len, "AIO_UNIT=mariadb.service",
+                                  !root);
+                        expect_in("the journal entry", journal.data, journal.len,
+                                  "AIO_CGROUP=/system.slice/mariadb.service", !root);
+                        expect_in("the journal entry", journal.data, journal.len, "AIO_CGROUP", !root);
+                        outbuf_free(&json);
+                        outbuf_free(&scratch);
+                        outbuf_free(&journal);
+                }
+        }
+}
+
 static void test_op_table(void) {
         static const struct {
                 uint16_t opcode;
@@ -194,6 +237,7 @@ int main(void) {
         RUN(test_every_argument_in_every_format);
         RUN(test_aux_values);
         RUN(test_enter_not_seen);
+        RUN(test_process_names);
         RUN(test_op_table);
         return test_result("test-syscalls");
 }
