@@ -503,6 +503,7 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
                 .summary_interval_ns = (uint64_t) c->summary_interval * 1000000000ull,
                 .read_memory = true,
                 .replaced_sets = !d->capture,
+                .captured = d->capture != NULL,
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .record = d->dump ? on_record : NULL,
                                        .summary = on_summary,

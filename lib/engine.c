@@ -58,6 +58,7 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 .max_iocbs_per_call = opt->max_iocbs_per_call,
                 .summary_interval_ns = opt->summary_interval_ns,
                 .paths = (opt->records & RECORD_REQUESTS) != 0,
+                .paths_by_identity = opt->captured,
                 .proc_root = e->opt.proc_root,
         };
         struct tracker_callbacks tc = { .request = on_request, .summary = on_summary, .userdata = e };

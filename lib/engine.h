@@ -32,6 +32,7 @@ struct engine_options {
         uint64_t summary_interval_ns;    /* 0: no summaries */
         bool read_memory; /* augment calls with process_vm_readv (those the kernel did not capture) */
         bool replaced_sets; /* event sets are replaced under the rings (filter changes): drop the doubles */
+        bool captured;      /* the kernel captures each call's memory, and names the files of its iocbs */
         const char *proc_root; /* "/proc", for reading thread names */
 };
 

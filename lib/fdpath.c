@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "fdpath.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -181,6 +182,34 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         }
         *ret_path = path_str_ref(p);
         *ret_state = captured ? PATH_OK : PATH_UNVERIFIED;
+}
+
+size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid) {
+        char dir_path[128];
+        snprintf(dir_path, sizeof(dir_path), "%s/%u/fd", c->proc_root, pid);
+        DIR *dir = opendir(dir_path);
+        if (!dir)
+                return 0;
+        size_t n = 0;
+        struct dirent *de;
+        /* no more than the table holds: past that, each would replace another */
+        while (n < c->cap && (de = readdir(dir))) {
+                char *end;
+                unsigned long fd = strtoul(de->d_name, &end, 10);
+                if (*end || end == de->d_name || fd > UINT32_MAX)
+                        continue;
+                struct path_str *p = NULL;
+                uint32_t mnt_id;
+                uint64_t ino;
+                c->lookups++;
+                if (fdpath_resolve(c->proc_root, pid, (uint32_t) fd, &p, &mnt_id, &ino) < 0)
+                        continue;
+                file_remember(c, mnt_id, ino, p);
+                path_str_unref(p);
+                n++;
+        }
+        closedir(dir);
+        return n;
 }
 
 void fdpath_forget(struct fdpath_cache *c, uint32_t pid) {

@@ -69,6 +69,10 @@ void fdpath_cache_done(struct fdpath_cache *c);
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state);
 
+/* Every file pid has open now, remembered by its identity: a file the kernel names at a later call is then
+ * known even when it was closed before that call's path could be looked up.  Returns how many. */
+size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid);
+
 /* Forget a process's fds (it exited or exec'd). */
 void fdpath_forget(struct fdpath_cache *c, uint32_t pid);
 

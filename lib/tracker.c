@@ -94,6 +94,10 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
         if (t->opt.proc_root && proc_cgroup(t->opt.proc_root, pid, p->cgroup) >= 0)
                 (void) cgroup_path_unit(p->cgroup, p->unit);
+        /* Files it opened before tracing began, and closes before a request's path is looked up (a database
+         * reopening its tablespaces), keep their paths. */
+        if (t->opt.paths && t->opt.paths_by_identity)
+                (void) fdpath_prime(&t->paths, pid);
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
         comm_copy(p->comm, comm && comm[0] ? comm : "?");

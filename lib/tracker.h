@@ -122,6 +122,7 @@ struct tracker_options {
         unsigned max_iocbs_per_call;
         uint64_t summary_interval_ns;
         bool paths; /* look up each request's file path */
+        bool paths_by_identity; /* the capture names each request's file: know a process's open files at once */
         const char *proc_root;
 };
 

@@ -159,6 +159,24 @@ int main(void) {
         path_str_unref(p);
         close(fd_c);
 
+        CASE("a process's open files, known at once: one closed before its first lookup keeps its path");
+        const int fd_d = 81;
+        CHECK_EQ(open_at(dir, "d.dat", fd_d), fd_d);
+        uint32_t mnt_d;
+        uint64_t ino_d;
+        CHECK_EQ(fdpath_resolve("/proc", pid, fd_d, &p, &mnt_d, &ino_d), 0); /* uncached */
+        path_str_unref(p);
+        struct capture_file during_d = { .fd = fd_d, .mnt_id = mnt_d, .ino = ino_d };
+        CHECK(fdpath_prime(&c, pid) >= 3);
+        close(fd_d);
+        fdpath_lookup(&c, pid, fd_d, &during_d, 13, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        char path_d[4200];
+        snprintf(path_d, sizeof(path_d), "%s/d.dat", dir);
+        CHECK_STR(p ? p->s : NULL, path_d);
+        path_str_unref(p);
+        CHECK_EQ(fdpath_prime(&c, 0x3ffffff0), 0);
+
         CASE("a cached path outlives its entry");
         /* a cached path outlives the cache entry for whoever holds it */
         CHECK_EQ(open_at(dir, "a.dat", fd), fd);
@@ -172,6 +190,7 @@ int main(void) {
         unlink(path_a);
         unlink(path_b);
         unlink(path_c);
+        unlink(path_d);
         rmdir(dir);
         return test_result("test-fdpath");
 }
