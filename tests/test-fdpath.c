@@ -18,6 +18,18 @@ static int open_at(const char *dir, const char *name, int want_fd) {
         return want_fd;
 }
 
+/* A file opened at fd, as the capture would name it during a call: its identity, looked up without the cache,
+ * which knows nothing of it then.  Its path in ret_path. */
+static struct capture_file opened_unseen(const char *dir, const char *name, int fd, char ret_path[static 4200]) {
+        struct capture_file f = { .fd = (uint32_t) fd };
+        struct path_str *p = NULL;
+        snprintf(ret_path, 4200, "%s/%s", dir, name);
+        CHECK_EQ(open_at(dir, name, fd), fd);
+        CHECK_EQ(fdpath_resolve("/proc", (uint32_t) getpid(), (uint32_t) fd, &p, &f.mnt_id, &f.ino), 0);
+        path_str_unref(p);
+        return f;
+}
+
 int main(void) {
         char dir[] = "/tmp/test-fdpath.XXXXXX";
         if (!mkdtemp(dir))
@@ -134,13 +146,9 @@ int main(void) {
         /* Failed for a file, then asked again for the same file in a later drain: looked up again, and still
          * unknown while the fd stays closed, never "ok" without a path; found once it is open again. */
         const int fd_c = 80;
-        CHECK_EQ(open_at(dir, "c.dat", fd_c), fd_c);
-        uint32_t mnt_c;
-        uint64_t ino_c;
-        CHECK_EQ(fdpath_resolve("/proc", pid, fd_c, &p, &mnt_c, &ino_c), 0); /* uncached */
-        path_str_unref(p);
+        char path_c[4200], path_d[4200];
+        struct capture_file during_c = opened_unseen(dir, "c.dat", fd_c, path_c);
         close(fd_c);
-        struct capture_file during_c = { .fd = fd_c, .mnt_id = mnt_c, .ino = ino_c };
         fdpath_lookup(&c, pid, fd_c, &during_c, 10, &p, &st);
         CHECK_EQ(st, PATH_GONE);
         CHECK(p == NULL);
@@ -153,26 +161,17 @@ int main(void) {
         /* O_TRUNC keeps the inode: the same file */
         fdpath_lookup(&c, pid, fd_c, &during_c, 12, &p, &st);
         CHECK_EQ(st, PATH_OK);
-        char path_c[4200];
-        snprintf(path_c, sizeof(path_c), "%s/c.dat", dir);
         CHECK_STR(p ? p->s : NULL, path_c);
         path_str_unref(p);
         close(fd_c);
 
         CASE("a process's open files, known at once: one closed before its first lookup keeps its path");
         const int fd_d = 81;
-        CHECK_EQ(open_at(dir, "d.dat", fd_d), fd_d);
-        uint32_t mnt_d;
-        uint64_t ino_d;
-        CHECK_EQ(fdpath_resolve("/proc", pid, fd_d, &p, &mnt_d, &ino_d), 0); /* uncached */
-        path_str_unref(p);
-        struct capture_file during_d = { .fd = fd_d, .mnt_id = mnt_d, .ino = ino_d };
+        struct capture_file during_d = opened_unseen(dir, "d.dat", fd_d, path_d);
         CHECK(fdpath_prime(&c, pid) >= 3);
         close(fd_d);
         fdpath_lookup(&c, pid, fd_d, &during_d, 13, &p, &st);
         CHECK_EQ(st, PATH_OK);
-        char path_d[4200];
-        snprintf(path_d, sizeof(path_d), "%s/d.dat", dir);
         CHECK_STR(p ? p->s : NULL, path_d);
         path_str_unref(p);
         CHECK_EQ(fdpath_prime(&c, 0x3ffffff0), 0);

@@ -24,6 +24,26 @@ static void expect_in(const char *what, const char *hay, size_t len, const char 
         }
 }
 
+/* One entry in text, JSON and the journal's fields. */
+struct formatted {
+        struct outbuf text, json, scratch, journal;
+};
+
+static void format_all(struct formatted *f, const struct entry *e) {
+        struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
+        *f = (struct formatted) {};
+        format_text(&f->text, e, 16);
+        format_json(&f->json, &f->scratch, e, &lf);
+        format_journal(&f->journal, e, 16);
+}
+
+static void formatted_free(struct formatted *f) {
+        outbuf_free(&f->text);
+        outbuf_free(&f->json);
+        outbuf_free(&f->scratch);
+        outbuf_free(&f->journal);
+}
+
 static void test_every_argument_in_every_format(void) {
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX; s++) {
                 const struct syscall_desc *sd = syscall_desc(s);
@@ -137,25 +157,19 @@ static void test_enter_not_seen(void) {
                                          .args_known = known, .args = { 0x7f00, 3, 4, 0x5000, 0 },
                                          .aux_state = MEM_NOT_READ };
                 struct entry e = { .kind = ENTRY_CALL, .call = &call };
-                struct outbuf text = {}, json = {}, scratch = {}, journal = {};
-                struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
-                format_text(&text, &e, 16);
-                format_json(&json, &scratch, &e, &lf);
-                format_journal(&journal, &e, 16);
-                expect_in("the text", text.data, text.len,
+                struct formatted f;
+                format_all(&f, &e);
+                expect_in("the text", f.text.data, f.text.len,
                           known ? "] io_getevents(0x0000000000007f00, 3, 4, 0x0000000000005000, 0x0000000000000000) "
                                   "[retval = 0] (enter not seen)\n"
                                 : "] io_getevents(?) [retval = 0] (enter not seen)\n",
                           true);
-                expect_in("the JSON line", json.data, json.len, "\"enter\":\"not seen\"", true);
-                expect_in("the JSON line", json.data, json.len, "duration_nsec", false);
-                expect_in("the JSON line", json.data, json.len, "\"min_nr\":3", known);
-                expect_in("the journal entry", journal.data, journal.len, "AIO_DURATION_NSEC", false);
-                expect_in("the journal entry", journal.data, journal.len, "AIO_MIN_NR=3", known);
-                outbuf_free(&text);
-                outbuf_free(&json);
-                outbuf_free(&scratch);
-                outbuf_free(&journal);
+                expect_in("the JSON line", f.json.data, f.json.len, "\"enter\":\"not seen\"", true);
+                expect_in("the JSON line", f.json.data, f.json.len, "duration_nsec", false);
+                expect_in("the JSON line", f.json.data, f.json.len, "\"min_nr\":3", known);
+                expect_in("the journal entry", f.journal.data, f.journal.len, "AIO_DURATION_NSEC", false);
+                expect_in("the journal entry", f.journal.data, f.journal.len, "AIO_MIN_NR=3", known);
+                formatted_free(&f);
         }
 }
 
@@ -176,28 +190,24 @@ static void test_process_names(void) {
                 { .kind = ENTRY_REQUEST, .request = &r },
                 { .kind = ENTRY_SUMMARY, .summary = &sum },
         };
-        struct line_format lf = { .format = OUTPUT_JSON, .max_iocbs_per_call = 16 };
         for (int root = 0; root <= 1; root++) {
                 if (root) {
                         call.unit = r.unit = sum.unit = "";
                         call.cgroup = r.cgroup = sum.cgroup = "/";
                 }
                 for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
-                        struct outbuf json = {}, scratch = {}, journal = {};
-                        format_json(&json, &scratch, &entries[i], &lf);
-                        format_journal(&journal, &entries[i], 16);
-                        expect_in("the JSON line", json.data, json.len, "\"unit\":\"mariadb.service\"", !root);
-                        expect_in("the JSON line", json.data, json.len,
+                        struct formatted f;
+                        format_all(&f, &entries[i]);
+                        expect_in("the JSON line", f.json.data, f.json.len, "\"unit\":\"mariadb.service\"", !root);
+                        expect_in("the JSON line", f.json.data, f.json.len,
                                   "\"cgroup\":\"/system.slice/mariadb.service\"", !root);
-                        expect_in("the JSON line", json.data, json.len, "cgroup", !root);
-                        expect_in("the journal entry", journal.data, journal.len, "AIO_UNIT=mariadb.service",
+                        expect_in("the JSON line", f.json.data, f.json.len, "cgroup", !root);
+                        expect_in("the journal entry", f.journal.data, f.journal.len, "AIO_UNIT=mariadb.service",
                                   !root);
-                        expect_in("the journal entry", journal.data, journal.len,
+                        expect_in("the journal entry", f.journal.data, f.journal.len,
                                   "AIO_CGROUP=/system.slice/mariadb.service", !root);
-                        expect_in("the journal entry", journal.data, journal.len, "AIO_CGROUP", !root);
-                        outbuf_free(&json);
-                        outbuf_free(&scratch);
-                        outbuf_free(&journal);
+                        expect_in("the journal entry", f.journal.data, f.journal.len, "AIO_CGROUP", !root);
+                        formatted_free(&f);
                 }
         }
 }
