@@ -634,6 +634,84 @@ static void run_hold(bool then_exec) {
                 pause();
 }
 
+/* InnoDB's pattern: threads that submit, one that reaps, one context.  Buffered I/O completes inside io_submit,
+ * so the reaper often returns with a completion before the io_submit that made it does. */
+#define REAPED_SUBMITTERS 3
+
+struct reaped_submitter {
+        aio_context_t ctx;
+        int fd;
+        char *buf;
+        struct iocb cb; /* one in flight at a time, used again once reaped */
+        bool done;
+};
+
+static pthread_mutex_t reaped_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reaped_cond = PTHREAD_COND_INITIALIZER;
+static unsigned reaped_rounds;
+static struct reaped_submitter reaped[REAPED_SUBMITTERS];
+
+static void *reaped_submit_thread(void *arg) {
+        struct reaped_submitter *s = arg;
+        for (unsigned i = 0; i < reaped_rounds; i++) {
+                s->cb = (struct iocb) {
+                        .aio_lio_opcode = i % 2 ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD, .aio_fildes = (uint32_t) s->fd,
+                        .aio_buf = (uint64_t) (uintptr_t) s->buf, .aio_nbytes = 4096,
+                        .aio_offset = (int64_t) (4096 * (i % 64)), .aio_data = ((uint64_t) gettid_() << 32) | i,
+                };
+                pthread_mutex_lock(&reaped_lock);
+                s->done = false;
+                pthread_mutex_unlock(&reaped_lock);
+                struct iocb *pp[1] = { &s->cb };
+                if (do_submit(s->ctx, 1, pp, 1) != 1)
+                        die("io_submit (reaper thread)");
+                pthread_mutex_lock(&reaped_lock);
+                while (!s->done)
+                        pthread_cond_wait(&reaped_cond, &reaped_lock);
+                pthread_mutex_unlock(&reaped_lock);
+        }
+        return NULL;
+}
+
+static void *reaping_thread(void *arg) {
+        aio_context_t ctx = *(const aio_context_t *) arg;
+        struct io_event ev[8];
+        for (unsigned long reaped_n = 0; reaped_n < (unsigned long) REAPED_SUBMITTERS * reaped_rounds;) {
+                long e = do_getevents(false, ctx, 1, 8, ev, NULL); /* the truth is written before any reuse */
+                if (e < 0)
+                        die("io_getevents (reaper thread)");
+                pthread_mutex_lock(&reaped_lock);
+                for (long k = 0; k < e; k++)
+                        for (int i = 0; i < REAPED_SUBMITTERS; i++)
+                                if (ev[k].obj == (uint64_t) (uintptr_t) &reaped[i].cb)
+                                        reaped[i].done = true;
+                pthread_cond_broadcast(&reaped_cond);
+                pthread_mutex_unlock(&reaped_lock);
+                reaped_n += (unsigned long) e;
+        }
+        return NULL;
+}
+
+static void run_reaper_thread(unsigned rounds) {
+        static aio_context_t ctx;
+        ctx = do_setup(64);
+        reaped_rounds = rounds;
+        pthread_t t[REAPED_SUBMITTERS + 1];
+        for (int i = 0; i < REAPED_SUBMITTERS; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "reaped%d.dat", i);
+                reaped[i] = (struct reaped_submitter) { .ctx = ctx, .fd = open_file(name, 1 << 18),
+                                                         .buf = aligned_alloc(4096, 4096) };
+                memset(reaped[i].buf, 'z', 4096);
+        }
+        pthread_create(&t[REAPED_SUBMITTERS], NULL, reaping_thread, &ctx);
+        for (int i = 0; i < REAPED_SUBMITTERS; i++)
+                pthread_create(&t[i], NULL, reaped_submit_thread, &reaped[i]);
+        for (int i = 0; i <= REAPED_SUBMITTERS; i++)
+                pthread_join(t[i], NULL);
+        do_destroy(ctx);
+}
+
 /* A reaper already asleep in io_getevents when tracing starts, as InnoDB's: "waiting" once it is in the call;
  * at a line on standard input, one write submitted for it to reap. */
 static pid_t reaper_tid;
@@ -699,6 +777,8 @@ static void usage(FILE *f) {
                 "  --exec                   requests in flight, then exec sleep: they end with the old memory\n"
                 "  --reaper-first           a thread waits in io_getevents (prints \"waiting\"); a line on standard\n"
                 "                           input, and a write is submitted for it to reap\n"
+                "  --reaper-thread N        3 threads submit N requests each, one at a time, on one context, and\n"
+                "                           one thread reaps them all (as InnoDB)\n"
                 "  --bench SECONDS --file F O_DIRECT 4 KiB random reads of F, --depth N in flight (16), up to\n"
                 "    [--depth N] [--batch N] --batch N a call (16); prints calls, iocbs, seconds and IOPS\n"
                 "  --getppid N              no AIO: getppid N times, for what the tracepoints cost every process;\n"
@@ -718,7 +798,8 @@ int main(int argc, char **argv) {
                 { "truth", required_argument, NULL, 't' }, { "dir", required_argument, NULL, 'd' },
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
-                { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' }, { "thread-delay-ms", required_argument, NULL, 'T' },
+                { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' },
+                { "reaper-thread", required_argument, NULL, 'R' }, { "thread-delay-ms", required_argument, NULL, 'T' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
@@ -731,6 +812,7 @@ int main(int argc, char **argv) {
         const char *bench_file = NULL;
         unsigned long getppid_calls = 0;
         bool hold = false, then_exec = false, reaper_first = false;
+        unsigned reaper_thread_rounds = 0;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
                 switch (c) {
@@ -757,6 +839,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'W':
                         reaper_first = true;
+                        break;
+                case 'R':
+                        reaper_thread_rounds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
                 case 'E':
                         then_exec = true;
@@ -820,6 +905,8 @@ int main(int argc, char **argv) {
                 run_hold(then_exec);
         if (reaper_first)
                 run_reaper_first();
+        else if (reaper_thread_rounds)
+                run_reaper_thread(reaper_thread_rounds);
         else if (idiom_threads)
                 run_idiom(idiom_threads);
         else if (burst)
