@@ -211,6 +211,13 @@ static void put_aux(struct outbuf *b, const struct aio_call *c) {
         outbuf_putc(b, '\n');
 }
 
+/* " - UNIT" in a line's header, when the process is in a systemd unit: a span ends before it, as a unit's name
+ * has no bound a span could reserve. */
+static void put_unit(struct outbuf *b, const char *unit) {
+        outbuf_puts(b, " - ");
+        outbuf_escaped_str(b, unit);
+}
+
 /* A call's line: comm, pid and tid, the name, the arguments, the result and the time. */
 #define CALL_LINE_ROOM (LINE_WORDS + SPAN_COMM + 2 * SPAN_U64 + SPAN_WORD + ARGS_ROOM + SPAN_RESULT + SPAN_U64)
 
@@ -224,6 +231,12 @@ static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max
         d = span_u64(d, c->pid);
         d = span_lit(d, " - ");
         d = span_u64(d, c->tid);
+        if (c->unit && c->unit[0]) {
+                outbuf_span_end(b, d, CALL_LINE_ROOM);
+                put_unit(b, c->unit);
+                if (!(d = outbuf_span(b, CALL_LINE_ROOM)))
+                        return;
+        }
         d = span_lit(d, "] ");
         d = span_word(d, aio_syscall_word(c->syscall));
         *d++ = '(';
@@ -293,11 +306,13 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
         outbuf_putc(b, '\n');
 }
 
-static void put_proc(struct outbuf *b, const char *comm, uint32_t pid) {
+static void put_proc(struct outbuf *b, const char *comm, uint32_t pid, const char *unit) {
         outbuf_putc(b, '[');
         outbuf_escaped_str(b, comm);
         outbuf_puts(b, " - ");
         outbuf_u64(b, pid);
+        if (unit && unit[0])
+                put_unit(b, unit);
         outbuf_puts(b, "] ");
 }
 
@@ -313,6 +328,12 @@ static void format_request(struct outbuf *b, const struct request *r) {
         d = span_escaped_comm(d, r->comm);
         d = span_lit(d, " - ");
         d = span_u64(d, r->pid);
+        if (r->unit && r->unit[0]) {
+                outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+                put_unit(b, r->unit);
+                if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
+                        return;
+        }
         d = span_lit(d, "] request ");
         d = span_word(d, request_kind_word(r->kind));
         if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED) {
@@ -426,7 +447,7 @@ static void put_by_op(struct outbuf *b, const char *name, const uint64_t *by_op)
 
 static void format_summary(struct outbuf *b, const struct proc_summary *s) {
         const struct proc_interval *iv = s->iv;
-        put_proc(b, s->comm, s->pid);
+        put_proc(b, s->comm, s->pid, s->unit);
         outbuf_puts(b, "summary over ");
         uint64_t ns = s->end - s->start;
         outbuf_u64(b, ns / 1000000000u);

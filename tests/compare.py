@@ -10,7 +10,7 @@ import json
 import re
 import sys
 
-HDR = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+) - (?P<tid>\d+)\] (?P<sc>io_\w+)\((?P<args>[^)]*)\) '
+HDR = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+) - (?P<tid>\d+)(?: - (?P<unit>[^]]+))?\] (?P<sc>io_\w+)\((?P<args>[^)]*)\) '
                  r'\[retval = (?P<ret>-?\d+)(?: \((?P<errname>\w+)\))?\] \((?:(?P<dur>\d+) ns|enter not seen)\)$')
 ITEM = re.compile(r'^    (?P<kind>iocb|event)\[ *(?P<i>\d+)\] = (?P<rest>.*)$')
 UNREADABLE = re.compile(r'^<unreadable: (?P<why>[^>]+)>$')

@@ -23,8 +23,8 @@ READS, WRITES = {0, 7}, {1, 8}
 LATENCY_SLACK_NS = 20000
 LATENCY_MEDIAN_GAP_NS = 200000
 
-REQ = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)\] request (?P<kind>\w+)(?: \((?P<end>[^)]*)\))?: (?P<rest>.*)$')
-SUM = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)\] summary over (?P<secs>[\d.]+) s'
+REQ = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)(?: - (?P<unit>[^]]+))?\] request (?P<kind>\w+)(?: \((?P<end>[^)]*)\))?: (?P<rest>.*)$')
+SUM = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)(?: - (?P<unit>[^]]+))?\] summary over (?P<secs>[\d.]+) s'
                  r'(?: \((?P<last>the last)?(?:; )?(?:incomplete: (?P<records_lost>\d+) records lost meanwhile)?\))?: '
                  r'(?P<rest>.*)$')
 

@@ -173,8 +173,8 @@ static void test_enter_not_seen(void) {
         }
 }
 
-/* What names a process after it is gone, in every structured format: its unit and cgroup when it has them, on
- * calls, requests and summaries; the root cgroup, and no unit, say nothing. */
+/* What names a process after it is gone: its unit and cgroup when it has them, on calls, requests and summaries,
+ * in JSON and the journal, and the unit in the text's header; the root cgroup, and no unit, say nothing. */
 static void test_process_names(void) {
         struct aio_call call = { .syscall = AIO_IO_DESTROY, .pid = 7, .tid = 8, .comm = "t", .exit_time = 10,
                                  .enter_time = 1, .enter_seen = true, .args_known = true,
@@ -195,9 +195,15 @@ static void test_process_names(void) {
                         call.unit = r.unit = sum.unit = "";
                         call.cgroup = r.cgroup = sum.cgroup = "/";
                 }
+                static const char *const headers[][2] = {
+                        { "[t - 7 - 8 - mariadb.service] io_destroy(", "[t - 7 - 8] io_destroy(" },
+                        { "[t - 7 - mariadb.service] request abandoned", "[t - 7] request abandoned" },
+                        { "[t - 7 - mariadb.service] summary over ", "[t - 7] summary over " },
+                };
                 for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
                         struct formatted f;
                         format_all(&f, &entries[i]);
+                        expect_in("the text", f.text.data, f.text.len, headers[i][root], true);
                         expect_in("the JSON line", f.json.data, f.json.len, "\"unit\":\"mariadb.service\"", !root);
                         expect_in("the JSON line", f.json.data, f.json.len,
                                   "\"cgroup\":\"/system.slice/mariadb.service\"", !root);
