@@ -16,7 +16,7 @@ struct aio_call {
         uint32_t pid;
         uint32_t tid;
         char comm[16]; /* the thread's name: up to a NUL, or all 16 bytes (TASK_COMM_LEN) */
-        const char *unit;   /* its process's systemd unit and cgroup, "" when not known: set before it is emitted */
+        const char *unit;   /* its process's systemd unit and cgroup, "" when not known: tracker_match sets them */
         const char *cgroup;
         uint64_t enter_time;
         uint64_t exit_time;

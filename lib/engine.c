@@ -223,7 +223,6 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
         e->stats.calls++;
         /* The requests it ended come after the call itself. */
         tracker_match(&e->tracker, call, e->drains);
-        tracker_process_names(&e->tracker, call->pid, &call->unit, &call->cgroup);
         if (e->opt.records & RECORD_SYSCALLS)
                 emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
         tracker_flush(&e->tracker);

@@ -282,8 +282,12 @@ static void end_unreaped(struct tracker *t, struct proc *p, struct request *r, u
         account_end(t, p, r);
 }
 
-static void emit_request(struct tracker *t, struct request *r) {
-        const struct proc *p = proc_find(t, r->pid);
+/* A request handed out, named after its process p (NULL: gone). */
+static void emit_request(struct tracker *t, const struct proc *p, struct request *r) {
+        if (p)
+                memcpy(r->comm, p->comm, sizeof(r->comm)); /* a fixed copy: every byte of it is defined */
+        else
+                comm_copy(r->comm, "?");
         r->unit = p ? p->unit : "";
         r->cgroup = p ? p->cgroup : "";
         if (t->cb.request)
@@ -341,9 +345,8 @@ static void release_early(struct tracker *t, uint32_t pid, uint64_t before) {
                 }
                 struct proc *p = proc_find(t, e->pid);
                 struct request r = *e;
-                comm_copy(r.comm, p ? p->comm : "?");
                 account_end(t, p, &r);
-                emit_request(t, &r);
+                emit_request(t, p, &r);
         }
         t->n_early = k;
 }
@@ -525,6 +528,7 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
 }
 
 void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation) {
+        call->unit = call->cgroup = "";
         if (call->pid == 0)
                 return; /* not a process's call: malformed */
         struct proc *p = proc_get(t, call->pid, call->comm);
@@ -532,6 +536,8 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                 t->stats->no_memory++;
                 return;
         }
+        call->unit = p->unit;
+        call->cgroup = p->cgroup;
         if (call->comm[0] && call->comm[0] != '?') {
                 _Static_assert(sizeof(p->comm) == sizeof(call->comm), "comm sizes");
                 memcpy(p->comm, call->comm, sizeof(p->comm)); /* every call: a fixed copy, not a string's */
@@ -584,9 +590,8 @@ static void abandon(struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t time
                 if (ctx == 0 || t->nodes[n].r.ctx == ctx) {
                         struct request r;
                         node_remove(t, n, p, &r);
-                        comm_copy(r.comm, p->comm);
                         end_unreaped(t, p, &r, time, why);
-                        emit_request(t, &r);
+                        emit_request(t, p, &r);
                 }
                 n = next;
         }
@@ -595,12 +600,7 @@ static void abandon(struct tracker *t, uint32_t pid, uint64_t ctx, uint64_t time
 void tracker_flush(struct tracker *t) {
         for (size_t i = 0; i < t->n_pending; i++) {
                 struct request *r = &t->pending[i];
-                struct proc *p = proc_find(t, r->pid);
-                if (p)
-                        memcpy(r->comm, p->comm, sizeof(r->comm)); /* a fixed copy: every byte of it is defined */
-                else
-                        comm_copy(r->comm, "?");
-                emit_request(t, r);
+                emit_request(t, proc_find(t, r->pid), r);
         }
         t->n_pending = 0;
         if (t->destroy_ctx) {
@@ -756,12 +756,6 @@ static bool visit_process(void *entry, void *userdata) {
         const struct foreach_process *f = userdata;
         f->fn(f->userdata, p->comm, p->unit, p->n_inflight);
         return false;
-}
-
-void tracker_process_names(struct tracker *t, uint32_t pid, const char **ret_unit, const char **ret_cgroup) {
-        const struct proc *p = proc_find(t, pid);
-        *ret_unit = p ? p->unit : "";
-        *ret_cgroup = p ? p->cgroup : "";
 }
 
 void tracker_foreach_process(struct tracker *t,

@@ -173,8 +173,9 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
 void tracker_done(struct tracker *t);
 
 /* A call whose memory was read: remember what it submitted, match what it reaped or cancelled (each event gets
- * its submit's fd, or is marked when its data disagrees), and note what ends.  The requests that ended are
- * handed over by tracker_flush(), after the call itself was written.  generation: the engine's drain count. */
+ * its submit's fd, or is marked when its data disagrees), and note what ends; the call gets its process's unit
+ * and cgroup, valid until tracker_flush().  The requests that ended are handed over by tracker_flush(), after
+ * the call itself was written.  generation: the engine's drain count. */
 void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation);
 void tracker_flush(struct tracker *t);
 
@@ -197,8 +198,6 @@ void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interva
 size_t tracker_inflight_total(const struct tracker *t);
 /* Requests of a process in flight now (tests). */
 size_t tracker_inflight(struct tracker *t, uint32_t pid);
-/* The systemd unit and cgroup of pid, as first seen ("" when not known): valid until the tracker next changes. */
-void tracker_process_names(struct tracker *t, uint32_t pid, const char **ret_unit, const char **ret_cgroup);
 /* Every process the tracker knows now: its name, unit and requests in flight. */
 void tracker_foreach_process(struct tracker *t,
                              void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight),
