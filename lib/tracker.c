@@ -382,25 +382,23 @@ static void fill_submit(struct tracker *t, struct request *r, const struct aio_c
 static void submit_one(struct tracker *t, struct proc *p, const struct aio_call *call, const struct iocb_info *cb,
                        uint64_t generation) {
         uint64_t ctx = call->args[0];
-        if (t->n_early > 0) {
+        struct request reaped;
+        if (t->n_early > 0 && claim_early(t, p, call, cb->addr, &reaped)) {
                 struct request *r = pending_add(t);
                 if (!r) {
                         t->stats->no_memory++;
                         return;
                 }
-                if (claim_early(t, p, call, cb->addr, r)) {
-                        uint64_t reaped_data = r->data;
-                        fill_submit(t, r, call, cb, generation);
-                        r->end = END_REAPED;
-                        if (reaped_data != r->data) {
-                                r->kind = REQ_STALE;
-                                r->event_data = reaped_data;
-                        } else
-                                r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
-                        account_end(t, p, r);
-                        return;
-                }
-                t->n_pending--;
+                *r = reaped;
+                fill_submit(t, r, call, cb, generation);
+                r->end = END_REAPED;
+                if (reaped.data != r->data) {
+                        r->kind = REQ_STALE;
+                        r->event_data = reaped.data;
+                } else
+                        r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
+                account_end(t, p, r);
+                return;
         }
         uint32_t hash = key_hash(call->pid, ctx, cb->addr);
         uint32_t n = node_find(t, hash, call->pid, ctx, cb->addr);
@@ -482,14 +480,15 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
                 p->iv.active = true;
                 return;
         }
-        struct request *r = pending_add(t);
+        uint64_t ctx = call->args[0];
+        uint32_t n = node_find(t, key_hash(call->pid, ctx, ev->obj), call->pid, ctx, ev->obj);
+        /* not found: its submit may still be on its way, and it waits for it, not ended yet, nor counted */
+        bool hold = n == NIL && !cancel_result && t->n_early < TRACKER_EARLY_MAX;
+        struct request *r = hold ? &t->early[t->n_early] : pending_add(t);
         if (!r) {
                 t->stats->no_memory++;
                 return;
         }
-        uint64_t ctx = call->args[0];
-        uint32_t n = node_find(t, key_hash(call->pid, ctx, ev->obj), call->pid, ctx, ev->obj);
-        bool hold = false;
         if (n == NIL) {
                 *r = (struct request) { .pid = call->pid, .ctx = ctx, .iocb = ev->obj, .data = ev->data,
                                         .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
@@ -497,7 +496,6 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
                         p->forgotten--;
                         r->end = END_SUBMIT_UNTRACKED;
                 }
-                hold = !cancel_result && t->n_early < TRACKER_EARLY_MAX;
         } else {
                 node_remove(t, n, p, r);
                 ev->fd = (int32_t) r->fd;
@@ -518,13 +516,10 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
         r->has_result = true;
         r->res = ev->res;
         r->res2 = ev->res2;
-        if (hold) {
-                /* its submit may still be on its way: not ended yet, nor counted */
-                t->early[t->n_early++] = *r;
-                t->n_pending--;
-                return;
-        }
-        account_end(t, p, r);
+        if (hold)
+                t->n_early++;
+        else
+                account_end(t, p, r);
 }
 
 void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation) {
