@@ -4,10 +4,10 @@
 #include "cgroup.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "test.h"
 
 static void unit_is(const char *path, int want_r, const char *want) {
@@ -50,11 +50,7 @@ int main(void) {
         CASE("this process: its cgroup as /proc says it; a process gone: none");
         char cg[CGROUP_PATH_MAX], text[8192];
         CHECK_EQ(proc_cgroup("/proc", (uint32_t) getpid(), cg), 0);
-        FILE *f = fopen("/proc/self/cgroup", "re");
-        size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-        if (f)
-                fclose(f);
-        text[n] = 0;
+        CHECK(read_small_file("/proc/self/cgroup", text, sizeof(text)) > 0);
         size_t len = 0;
         const char *at = cgroup_of_proc_text(text, &len);
         CHECK(at != NULL && strlen(cg) == len && strncmp(cg, at, len) == 0);
