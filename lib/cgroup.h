@@ -21,3 +21,20 @@ const char *cgroup_of_proc_text(const char *text, size_t *ret_len);
 /* The cgroup path of pid, from PROC_ROOT/PID/cgroup: 0, or a negative errno (-ENOENT: gone, or none found;
  * -ENAMETOOLONG).  ret untouched on failure. */
 int proc_cgroup(const char *proc_root, uint32_t pid, char ret[static CGROUP_PATH_MAX]);
+
+/* The mount point of the cgroup v2 hierarchy, from a mountinfo file (/proc/self/mountinfo): 0, -ENOENT when it
+ * is mounted nowhere (a v1-only layout).  ret untouched on failure. */
+int cgroup2_mount_point(const char *mountinfo_path, char *ret, size_t size);
+
+/* Each cgroup below root (a cgroup2 mount point) whose path from root matches pattern, as fnmatch(3) with
+ * FNM_PATHNAME ("/" is the root itself): found() gets its path from root and its id (its directory's inode, what
+ * the kernel calls the cgroup's id).  Only the levels the pattern has are read.  The number found, or the first
+ * negative errno of found() or of root. */
+int cgroup_find(const char *root, const char *pattern,
+                int (*found)(void *userdata, const char *path, uint64_t id), void *userdata);
+
+#define CGROUP_FIND_DEPTH 32 /* levels cgroup_find_named() looks at: the capture's CAPTURE_CGROUP_DEPTH */
+
+/* The same for each cgroup named name, at any level (a unit's, as systemd names them): not below a match. */
+int cgroup_find_named(const char *root, const char *name,
+                      int (*found)(void *userdata, const char *path, uint64_t id), void *userdata);

@@ -4,7 +4,9 @@
 #include "cgroup.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -28,6 +30,36 @@ static void proc_text_is(const char *text, const char *want) {
         if (at)
                 snprintf(got, sizeof(got), "%.*s", (int) len, at);
         CHECK_STR(got, want);
+}
+
+static void write_text(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        fputs(text, f);
+        fclose(f);
+}
+
+struct found {
+        char paths[1024]; /* sorted on output: readdir's order is not */
+        uint64_t last_id;
+};
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static int collect(void *userdata, const char *path, uint64_t id) {
+        struct found *f = userdata;
+        char *items[32], copy[2048];
+        size_t n = 0;
+        snprintf(copy, sizeof(copy), "%s %s", f->paths, path);
+        for (char *t = strtok(copy, " "); t && n < 32; t = strtok(NULL, " "))
+                items[n++] = t;
+        qsort(items, n, sizeof(*items), cmp_str);
+        size_t len = 0;
+        for (size_t i = 0; i < n; i++)
+                len += (size_t) snprintf(f->paths + len, sizeof(f->paths) - len, " %s", items[i]);
+        f->last_id = id;
+        return 0;
 }
 
 int main(void) {
@@ -55,5 +87,46 @@ int main(void) {
         const char *at = cgroup_of_proc_text(text, &len);
         CHECK(at != NULL && strlen(cg) == len && strncmp(cg, at, len) == 0);
         CHECK_EQ(proc_cgroup("/proc", 0x3ffffff0, cg), -ENOENT);
+
+        CASE("the cgroup v2 mount point from mountinfo; none on a v1-only layout");
+        char dir[] = "/tmp/aiotraced-cgroup.XXXXXX", path[512], point[512] = "untouched";
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof(path), "%s/mountinfo", dir);
+        write_text(path, "24 1 0:22 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw\n"
+                         "30 24 0:26 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n"
+                         "31 24 0:27 / /sys/fs/cgroup/unified rw shared:9 - cgroup2 cgroup2 rw\n");
+        CHECK_EQ(cgroup2_mount_point(path, point, sizeof(point)), 0);
+        CHECK_STR(point, "/sys/fs/cgroup/unified");
+        write_text(path, "30 24 0:26 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n");
+        snprintf(point, sizeof(point), "untouched");
+        CHECK_EQ(cgroup2_mount_point(path, point, sizeof(point)), -ENOENT);
+        CHECK_STR(point, "untouched");
+
+        CASE("cgroups found by a path glob (its levels only) and by name (at any level), with their ids");
+        snprintf(path, sizeof(path), "mkdir -p %s/cg/system.slice/docker-1.scope/inner %s/cg/system.slice/docker-2.scope "
+                 "%s/cg/system.slice/podman-3.scope %s/cg/a/b/c/mariadb.service/x %s/cg/mariadb.service.d", dir, dir,
+                 dir, dir, dir);
+        CHECK_EQ(system(path), 0);
+        snprintf(path, sizeof(path), "%s/cg", dir);
+        struct found f = {};
+        CHECK_EQ(cgroup_find(path, "/system.slice/docker-*.scope", collect, &f), 2);
+        CHECK_STR(f.paths, " /system.slice/docker-1.scope /system.slice/docker-2.scope");
+        f = (struct found) {};
+        CHECK_EQ(cgroup_find(path, "/system.slice/*/inner", collect, &f), 1);
+        f = (struct found) {};
+        CHECK_EQ(cgroup_find(path, "/nothing*", collect, &f), 0);
+        f = (struct found) {};
+        CHECK_EQ(cgroup_find(path, "/", collect, &f), 1);
+        CHECK_STR(f.paths, " /");
+        f = (struct found) {};
+        CHECK_EQ(cgroup_find_named(path, "mariadb.service", collect, &f), 1);
+        CHECK_STR(f.paths, " /a/b/c/mariadb.service");
+        char inner[600];
+        snprintf(inner, sizeof(inner), "%s/cg/a/b/c/mariadb.service", dir);
+        struct stat st;
+        CHECK(stat(inner, &st) == 0 && f.last_id == (uint64_t) st.st_ino);
+        CHECK_EQ(cgroup_find("/nonexistent-root", "/x", collect, &f), -ENOENT);
+        snprintf(path, sizeof(path), "rm -rf %s", dir);
+        CHECK_EQ(system(path), 0);
         return test_result("test-cgroup");
 }
