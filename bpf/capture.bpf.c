@@ -18,11 +18,24 @@ struct mount {
         struct vfsmount mnt;
         int mnt_id;
 } __attribute__((preserve_access_index));
-struct path {
-        struct vfsmount *mnt;
+struct super_block {
+        __u32 s_dev;
 } __attribute__((preserve_access_index));
 struct inode {
         unsigned long i_ino;
+        struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+struct qstr {
+        const unsigned char *name;
+} __attribute__((preserve_access_index));
+struct dentry {
+        struct dentry *d_parent;
+        struct qstr d_name;
+        struct inode *d_inode;
+} __attribute__((preserve_access_index));
+struct path {
+        struct vfsmount *mnt;
+        struct dentry *dentry;
 } __attribute__((preserve_access_index));
 struct file {
         struct path f_path;
@@ -35,8 +48,31 @@ struct fdtable {
 struct files_struct {
         struct fdtable *fdt;
 } __attribute__((preserve_access_index));
+struct mm_struct {
+        struct file *exe_file;
+} __attribute__((preserve_access_index));
+/* A cgroup's directory: its name, its id (the inode number user space sees), its parent (renamed __parent in
+ * 6.15). */
+struct kernfs_node {
+        const char *name;
+        __u64 id;
+        struct kernfs_node *__parent;
+} __attribute__((preserve_access_index));
+struct kernfs_node___old {
+        struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+struct cgroup {
+        struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+struct css_set {
+        struct cgroup *dfl_cgrp; /* the task's cgroup of the v2 hierarchy */
+} __attribute__((preserve_access_index));
 struct task_struct {
+        int pid;
+        int tgid;
         struct files_struct *files;
+        struct mm_struct *mm;
+        struct css_set *cgroups;
 } __attribute__((preserve_access_index));
 /* The user registers a thread entered the kernel with; x86-64 passes a syscall's arguments in these.  Read
  * only where the running kernel's BTF has them. */
@@ -82,6 +118,8 @@ struct thread_state {
         __u32 generation;
         __u32 watched;
         __u32 verdict_valid;
+        __u32 uid;
+        __u64 cgroup_id;
         char comm[GLOB_COMM_SIZE];
 };
 
@@ -105,7 +143,7 @@ struct build {
         __u32 good;       /* elements read so far, */
         __u64 src;        /* and where they come from */
         __u32 dst_off;    /* and where they go */
-        __u32 matched;    /* watched(): some glob matched */
+        __u64 matched;    /* watched(): the entries some glob satisfies */
         __u32 n_files;    /* entries of files[] filled */
         __u32 files_off;  /* where they were copied into buf */
         __u32 last_fd;    /* the file identity found last, for the next iocb on the same fd */
@@ -113,9 +151,16 @@ struct build {
         __u64 last_ino;
 };
 
+/* The keys a verdict looks up that are too large for the stack. */
+struct lookup_keys {
+        struct capture_exe_name_key exe_name;
+        struct capture_unit_key unit;
+};
+
 struct scratch {
         struct build b;
         struct glob_state g;
+        struct lookup_keys k;
         struct capture_file files[CAPTURE_MAX_ITEMS];
         __u8 buf[SCRATCH_SIZE];
 };
@@ -143,36 +188,69 @@ struct {
         __type(value, struct capture_watch);
 } watch SEC(".maps");
 
-/* Watched pids (every thread of them) and tids. */
+/* Watched pids (every thread of them) and tids, and the processes followed as children. */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, CAPTURE_MAX_IDS);
-        __type(key, __u32);
-        __type(value, __u8);
+        __uint(max_entries, 2 * CAPTURE_MAX_IDS);
+        __type(key, struct capture_id_key);
+        __type(value, struct capture_id);
 } watch_ids SEC(".maps");
 
 /* Watched exact command names: one lookup, however many. */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, CAPTURE_MAX_NAMES);
+        __uint(max_entries, 2 * CAPTURE_MAX_NAMES);
         __type(key, struct capture_comm);
-        __type(value, __u8);
+        __type(value, __u64);
 } watch_names SEC(".maps");
 
-struct glob {
-        char pat[CAPTURE_GLOB_SIZE];
-};
-
+/* Set s's globs at [s * CAPTURE_MAX_GLOBS, ...). */
 struct {
         __uint(type, BPF_MAP_TYPE_ARRAY);
-        __uint(max_entries, CAPTURE_MAX_GLOBS);
+        __uint(max_entries, 2 * CAPTURE_MAX_GLOBS);
         __type(key, __u32);
-        __type(value, struct glob);
+        __type(value, struct capture_glob);
 } watch_globs SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 2 * CAPTURE_MAX_KEYS);
+        __type(key, struct capture_uid_key);
+        __type(value, __u64);
+} watch_uids SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 2 * CAPTURE_MAX_KEYS);
+        __type(key, struct capture_exe_key);
+        __type(value, __u64);
+} watch_exes SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 2 * CAPTURE_MAX_KEYS);
+        __type(key, struct capture_exe_name_key);
+        __type(value, __u64);
+} watch_exe_names SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 2 * CAPTURE_MAX_KEYS);
+        __type(key, struct capture_unit_key);
+        __type(value, __u64);
+} watch_units SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 2 * CAPTURE_MAX_KEYS);
+        __type(key, struct capture_cgroup_key);
+        __type(value, __u64);
+} watch_cgroups SEC(".maps");
 
 /* What a bpf_loop() callback is given: only the CPU, so it can find the scratch. */
 struct loop_ctx {
         __u32 cpu;
+        __u32 set;
 };
 
 static __always_inline struct scratch *scratch_of(const struct loop_ctx *l) {
@@ -198,20 +276,21 @@ static long glob_loop_step(__u32 index __attribute__((unused)), void *ctx) {
         return s ? glob_step(&s->g) : 1;
 }
 
+/* loop_ctx carries the set for the globs' callback */
 static long match_one(__u32 index, void *ctx) {
-        struct scratch *s = scratch_of(ctx);
-        struct glob *pat = bpf_map_lookup_elem(&watch_globs, &index);
+        struct loop_ctx *l = ctx;
+        struct scratch *s = scratch_of(l);
+        __u32 key = l->set * CAPTURE_MAX_GLOBS + index;
+        struct capture_glob *pat = bpf_map_lookup_elem(&watch_globs, &key);
         if (!s || !pat)
                 return 1;
         __builtin_memcpy(s->g.pat, pat->pat, sizeof(s->g.pat));
         s->g.pat[CAPTURE_GLOB_SIZE - 1] = 0;
         glob_start(&s->g);
         bpf_loop(GLOB_MAX_STEPS, glob_loop_step, ctx, 0);
-        s = scratch_of(ctx);
-        if (s && s->g.result == 1) {
-                s->b.matched = 1;
-                return 1;
-        }
+        s = scratch_of(l);
+        if (s && s->g.result == 1)
+                s->b.matched |= pat->mask;
         return 0;
 }
 
@@ -219,51 +298,27 @@ static __always_inline struct thread_state *thread_state(void) {
         return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* Its process or the thread itself is on the watch list of ids. */
-static __always_inline int watched_by_id(const struct capture_watch *w) {
-        if (!w->n_ids)
-                return 0;
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tid = (__u32) id, tgid = (__u32) (id >> 32);
-        return bpf_map_lookup_elem(&watch_ids, &tgid) || bpf_map_lookup_elem(&watch_ids, &tid);
+static __always_inline __u64 lookup_mask(void *map, const void *key) {
+        __u64 *m = bpf_map_lookup_elem(map, key);
+        return m ? *m : 0;
 }
 
-/* What the watch list decides before any name is looked at: 1 watched (everything, or by id), 0 not (no
- * list), -1 ask the names. */
-static __always_inline int watched_by_list(struct capture_watch **ret) {
-        __u32 zero = 0;
-        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
-        *ret = w;
-        if (!w)
-                return 0;
-        return w->all || watched_by_id(w) ? 1 : -1;
+static __always_inline __u64 id_mask(__u32 set, __u32 id) {
+        struct capture_id_key key = { .set = set, .id = id };
+        struct capture_id *v = bpf_map_lookup_elem(&watch_ids, &key);
+        return v ? v->mask : 0;
 }
 
-/* Whether the current thread is watched; the globs run once per thread and command name (without task
- * storage, every time). */
-static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
-        struct capture_watch *w;
-        int listed = watched_by_list(&w);
-        if (listed >= 0 || !w)
-                return listed > 0;
-        __u32 n_globs = w->n_globs, n_names = w->n_names, generation = w->generation;
-        if (n_globs == 0 && n_names == 0)
-                return 0;
-
-        char comm[GLOB_COMM_SIZE];
-        bpf_get_current_comm(comm, sizeof(comm));
-        if (ts && ts->verdict_valid && ts->generation == generation && same_comm(ts->comm, comm))
-                return ts->watched;
+/* The entries the command name satisfies: the exact names at one lookup, then each glob. */
+static __always_inline __u64 comm_bits(struct loop_ctx *l, const struct capture_watch *w, const char *comm) {
         struct scratch *s = scratch_of(l);
         if (!s)
                 return 0;
-        s->b.matched = 0;
-        if (n_names) {
-                struct capture_comm key = {};
-                __builtin_memcpy(key.comm, comm, sizeof(key.comm));
-                s->b.matched = bpf_map_lookup_elem(&watch_names, &key) != 0;
-        }
-        if (!s->b.matched && n_globs) {
+        struct capture_comm key = { .set = w->set };
+        __builtin_memcpy(key.comm, comm, sizeof(key.comm));
+        s->b.matched = w->n_names ? lookup_mask(&watch_names, &key) : 0;
+        __u32 n_globs = w->n_globs;
+        if (n_globs) {
                 __builtin_memcpy(s->g.str, comm, GLOB_COMM_SIZE);
                 if (n_globs > CAPTURE_MAX_GLOBS)
                         n_globs = CAPTURE_MAX_GLOBS;
@@ -272,23 +327,127 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
                 if (!s)
                         return 0;
         }
-        if (!ts)
-                return s->b.matched;
-        __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
-        ts->generation = generation;
-        ts->watched = s->b.matched;
-        ts->verdict_valid = 1;
-        return ts->watched;
+        return s->b.matched;
 }
 
-/* Whether the thread was watched under the name it had before an exec: by id, or by the verdict it keeps from
- * its calls.  A thread that made no call under a watched name has no requests for the exec to end. */
+/* The entries the executable satisfies: its file, or the directory entry it was run from. */
+static __always_inline __u64 exe_bits(struct loop_ctx *l, __u32 set) {
+        struct task_struct *task = bpf_get_current_task_btf();
+        struct file *exe = BPF_CORE_READ(task, mm, exe_file);
+        struct scratch *s = scratch_of(l);
+        if (!exe || !s)
+                return 0;
+        struct capture_exe_key key = { .set = set };
+        key.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+        key.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+        __u64 bits = lookup_mask(&watch_exes, &key);
+        struct capture_exe_name_key *nk = &s->k.exe_name;
+        __builtin_memset(nk, 0, sizeof(*nk));
+        nk->set = set;
+        nk->dev = key.dev;
+        struct dentry *d = BPF_CORE_READ(exe, f_path.dentry);
+        nk->dir_ino = BPF_CORE_READ(d, d_parent, d_inode, i_ino);
+        bpf_probe_read_kernel_str(nk->name, sizeof(nk->name), BPF_CORE_READ(d, d_name.name));
+        return bits | lookup_mask(&watch_exe_names, nk);
+}
+
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn) {
+        if (bpf_core_field_exists(struct kernfs_node___old, parent))
+                return BPF_CORE_READ((struct kernfs_node___old *) kn, parent);
+        return BPF_CORE_READ(kn, __parent);
+}
+
+/* The entries the thread's cgroup v2 satisfies, by a unit's name or by a cgroup's id, at its own level or
+ * any above. */
+static __always_inline void cgroup_bits(struct loop_ctx *l, const struct capture_watch *w, __u64 *ret_unit,
+                                        __u64 *ret_cgroup) {
+        struct task_struct *task = bpf_get_current_task_btf();
+        struct kernfs_node *kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+        __u64 unit = 0, cgroup = 0;
+        __u32 set = w->set;
+        int want_units = w->need[CAPTURE_CLASS_UNIT] != 0, want_cgroups = w->need[CAPTURE_CLASS_CGROUP] != 0;
+        for (int i = 0; i < CAPTURE_CGROUP_DEPTH && kn; i++) {
+                if (want_cgroups) {
+                        struct capture_cgroup_key key = { .set = set, .id = BPF_CORE_READ(kn, id) };
+                        cgroup |= lookup_mask(&watch_cgroups, &key);
+                }
+                struct scratch *s = scratch_of(l);
+                if (want_units && s) {
+                        struct capture_unit_key *uk = &s->k.unit;
+                        __builtin_memset(uk, 0, sizeof(*uk));
+                        uk->set = set;
+                        if (bpf_probe_read_kernel_str(uk->name, sizeof(uk->name), BPF_CORE_READ(kn, name)) > 0)
+                                unit |= lookup_mask(&watch_units, uk);
+                }
+                kn = kn_parent(kn);
+        }
+        *ret_unit = unit;
+        *ret_cgroup = cgroup;
+}
+
+/* Whether the current thread is watched: every class an entry needs must keep its bit.  The verdict is kept
+ * per thread for its name, cgroup and uid under one watch generation (an exec forgets it); without task
+ * storage it is made every time. */
+static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (!w)
+                return 0;
+        if (w->all)
+                return 1;
+        __u64 have = w->bits;
+        if (!have)
+                return 0;
+        char comm[GLOB_COMM_SIZE];
+        bpf_get_current_comm(comm, sizeof(comm));
+        __u64 cgroup_id = bpf_get_current_cgroup_id();
+        __u32 uid = (__u32) bpf_get_current_uid_gid();
+        if (ts && ts->verdict_valid && ts->generation == w->generation && ts->cgroup_id == cgroup_id &&
+            ts->uid == uid && same_comm(ts->comm, comm))
+                return ts->watched;
+        l->set = w->set & 1;
+        __u32 set = l->set;
+        if (w->need[CAPTURE_CLASS_ID]) {
+                __u64 id = bpf_get_current_pid_tgid();
+                have &= ~w->need[CAPTURE_CLASS_ID] | id_mask(set, (__u32) (id >> 32)) | id_mask(set, (__u32) id);
+        }
+        if (have && w->need[CAPTURE_CLASS_UID]) {
+                struct capture_uid_key key = { .set = set, .uid = uid };
+                have &= ~w->need[CAPTURE_CLASS_UID] | lookup_mask(&watch_uids, &key);
+        }
+        if (have && w->need[CAPTURE_CLASS_COMM])
+                have &= ~w->need[CAPTURE_CLASS_COMM] | comm_bits(l, w, comm);
+        if (have && w->need[CAPTURE_CLASS_EXE])
+                have &= ~w->need[CAPTURE_CLASS_EXE] | exe_bits(l, set);
+        if (have && (w->need[CAPTURE_CLASS_UNIT] | w->need[CAPTURE_CLASS_CGROUP])) {
+                __u64 unit, cgroup;
+                cgroup_bits(l, w, &unit, &cgroup);
+                have &= (~w->need[CAPTURE_CLASS_UNIT] | unit) & (~w->need[CAPTURE_CLASS_CGROUP] | cgroup);
+        }
+        int verdict = have != 0;
+        if (ts) {
+                __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
+                ts->generation = w->generation;
+                ts->cgroup_id = cgroup_id;
+                ts->uid = uid;
+                ts->watched = verdict;
+                ts->verdict_valid = 1;
+        }
+        return verdict;
+}
+
+/* Whether the thread was watched before an exec: by the verdict it keeps from its calls, or by its pid.  A
+ * thread that made no call while watched has no requests for the exec to end. */
 static __always_inline int was_watched(struct thread_state *ts) {
-        struct capture_watch *w;
-        int listed = watched_by_list(&w);
-        if (listed >= 0 || !w)
-                return listed > 0;
-        return ts && ts->verdict_valid && ts->generation == w->generation && ts->watched;
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (!w)
+                return 0;
+        if (ts && ts->verdict_valid && ts->generation == w->generation)
+                return ts->watched;
+        /* no call of this thread: its process's pid may be watched all the same */
+        __u64 id = bpf_get_current_pid_tgid();
+        return w->all || (w->need[CAPTURE_CLASS_ID] & id_mask(w->set & 1, (__u32) (id >> 32)));
 }
 
 /* The tracepoint context a program gets for syscall events: the first 8 bytes are not the record's. */
@@ -663,12 +822,27 @@ static __always_inline struct thread_state *thread_state_if_any(void) {
         return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
 }
 
+/* A process followed as a child is forgotten at its end. */
+static __always_inline void forget_followed(__u32 tgid) {
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (!w || !w->follow)
+                return;
+        for (__u32 set = 0; set < 2; set++) {
+                struct capture_id_key key = { .set = set, .id = tgid };
+                struct capture_id *v = bpf_map_lookup_elem(&watch_ids, &key);
+                if (v && v->followed)
+                        bpf_map_delete_elem(&watch_ids, &key);
+        }
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int proc_exit(struct proc_exit_ctx *ctx) {
         if (!ctx->group_dead)
                 return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct scratch *s = record_begin(&l, thread_state_if_any());
+        forget_followed((__u32) (bpf_get_current_pid_tgid() >> 32));
         if (!s)
                 return NEUTRAL;
         put_common(s->buf, proc_exit_tp_id);
@@ -683,7 +857,11 @@ int proc_exit(struct proc_exit_ctx *ctx) {
 SEC("tracepoint/sched/sched_process_exec")
 int proc_exec(struct proc_exec_ctx *ctx) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        if (!was_watched(thread_state_if_any()))
+        struct thread_state *ts = thread_state_if_any();
+        int was = was_watched(ts);
+        if (ts)
+                ts->verdict_valid = 0; /* a new name and executable */
+        if (!was)
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct scratch *s = scratch_of(&l);
@@ -698,4 +876,30 @@ int proc_exec(struct proc_exec_ctx *ctx) {
         *(__u32 *) (s->buf + 20) = 0;
         output(ctx, s->buf, 24);
         return NEUTRAL;
+}
+
+/* A new process of one whose children are followed is watched from its first instruction: added here, in the
+ * parent, before the child runs.  A new thread needs nothing: its process is watched already. */
+SEC("tp_btf/sched_process_fork")
+int proc_fork(__u64 *ctx) {
+        struct task_struct *parent = (void *) ctx[0], *child = (void *) ctx[1];
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (!w || !w->follow)
+                return 0;
+        int child_pid = BPF_CORE_READ(child, pid), child_tgid = BPF_CORE_READ(child, tgid);
+        if (child_pid != child_tgid)
+                return 0;
+        struct capture_id_key key = { .set = w->set & 1, .id = (__u32) BPF_CORE_READ(parent, tgid) };
+        struct capture_id *p = bpf_map_lookup_elem(&watch_ids, &key);
+        if (!p || !(p->follow & w->follow))
+                return 0;
+        struct capture_id child_id = {
+                .mask = p->follow, .follow = p->follow, .followed = 1, .root = p->followed ? p->root : key.id
+        };
+        key.id = (__u32) child_tgid;
+        if (bpf_map_update_elem(&watch_ids, &key, &child_id, BPF_NOEXIST) != 0 &&
+            !bpf_map_lookup_elem(&watch_ids, &key))
+                count(CAPTURE_CNT_FOLLOW_FULL);
+        return 0;
 }

@@ -108,18 +108,90 @@ enum capture_counter {
         CAPTURE_CNT_OUTPUT_FAILED, /* of them, refused by the ring (full): the ring reports them as lost too */
         CAPTURE_CNT_ARGS_FULL,     /* enters whose arguments could not be kept for the exit (no storage) */
         CAPTURE_CNT_NO_SCRATCH,    /* of CAPTURE_CNT_RECORDS, not written: no scratch buffer for the CPU */
+        CAPTURE_CNT_FOLLOW_FULL,   /* new processes of a followed one not followed: the map of ids was full */
         _CAPTURE_CNT_MAX,
 };
 
 /* What the watch list may hold with the capture (the config refuses more). */
 #define CAPTURE_MAX_NAMES 1024 /* exact command names, looked up in a hash */
 #define CAPTURE_MAX_GLOBS 64   /* globs, tried in turn once per thread and name */
-#define CAPTURE_MAX_IDS 4096   /* pids */
+#define CAPTURE_MAX_IDS 4096   /* pids, and the processes followed as children */
+#define CAPTURE_MAX_KEYS 1024  /* uids, executables, units, cgroups */
 #define CAPTURE_GLOB_SIZE 64
 #define CAPTURE_COMM_SIZE 16
+#define CAPTURE_UNIT_SIZE 128    /* a unit's name, NUL-padded: the name of its cgroup */
+#define CAPTURE_EXE_NAME_SIZE 64 /* an executable's file name, NUL-padded */
+#define CAPTURE_CGROUP_DEPTH 32  /* cgroup levels looked at, from the thread's own up */
 
+/* Each watch entry is a bit of a mask; every key of the program's maps says which entries it satisfies.  An
+ * entry of one key alone shares its class's bit with the others of that key alone (their OR is the map's
+ * lookup); an entry that combines keys, or follows children, has a bit of its own.  A thread is watched when
+ * some entry's bit survives every class it needs. */
+enum capture_class {
+        CAPTURE_CLASS_COMM,
+        CAPTURE_CLASS_ID,
+        CAPTURE_CLASS_UID,
+        CAPTURE_CLASS_EXE,
+        CAPTURE_CLASS_UNIT,
+        CAPTURE_CLASS_CGROUP,
+        _CAPTURE_CLASS_MAX,
+};
+#define CAPTURE_MAX_COMBINED (64 - _CAPTURE_CLASS_MAX) /* entries with a bit of their own */
+
+/* Every map's key begins with the set it belongs to: a reload fills the other set, switches to it in the
+ * header, then empties the old one, so what both lists watch is watched throughout. */
 struct capture_comm {
+        capture_u32 set;
         char comm[CAPTURE_COMM_SIZE]; /* NUL-padded */
+};
+
+struct capture_id_key {
+        capture_u32 set;
+        capture_u32 id; /* a pid, or a tid */
+};
+
+struct capture_id {
+        capture_u64 mask;
+        capture_u64 follow;   /* the entries whose children are followed: a new process of it gets these */
+        capture_u32 followed; /* added by a fork: removed at the process's end */
+        capture_u32 root;     /* followed: the watched pid it descends from */
+};
+
+struct capture_uid_key {
+        capture_u32 set;
+        capture_u32 uid;
+};
+
+/* An executable by its identity: the file, and (to follow a file replaced by a new one under the same name)
+ * the directory and name it was executed under.  dev is the kernel's encoding, major << 20 | minor. */
+struct capture_exe_key {
+        capture_u32 set;
+        capture_u32 dev;
+        capture_u64 ino;
+};
+
+struct capture_exe_name_key {
+        capture_u32 set;
+        capture_u32 dev;
+        capture_u64 dir_ino;
+        char name[CAPTURE_EXE_NAME_SIZE];
+};
+
+struct capture_unit_key {
+        capture_u32 set;
+        capture_u32 reserved;
+        char name[CAPTURE_UNIT_SIZE];
+};
+
+struct capture_cgroup_key {
+        capture_u32 set;
+        capture_u32 reserved;
+        capture_u64 id; /* the cgroup v2 id: its directory's inode number */
+};
+
+struct capture_glob {
+        char pat[CAPTURE_GLOB_SIZE];
+        capture_u64 mask;
 };
 
 /* What the program selects, set by the daemon; bumping generation forgets the per-thread verdicts. */
@@ -127,7 +199,10 @@ struct capture_watch {
         capture_u32 all; /* every process */
         capture_u32 n_globs;
         capture_u32 generation;
-        capture_u32 n_ids;   /* pids in the watch_ids map */
-        capture_u32 n_names; /* exact names in the watch_names map */
+        capture_u32 set; /* 0 or 1: the maps' keys in force */
+        capture_u32 n_names;
         capture_u32 reserved;
+        capture_u64 bits;                      /* every entry's */
+        capture_u64 need[_CAPTURE_CLASS_MAX];  /* the entries with a key of the class */
+        capture_u64 follow;                    /* the entries that follow children */
 };

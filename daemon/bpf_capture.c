@@ -8,8 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "cgroup.h"
 #include "perf.h"
 #include "util.h"
+#include "watch.h"
 
 #if HAVE_BPF_CAPTURE
 #include <bpf/bpf.h>
@@ -20,9 +25,11 @@
 struct bpf_capture {
         struct capture *skel;
         struct bpf_link *links[EVENTS_MAX]; /* per event of the table, once attached */
+        struct bpf_link *fork_link;         /* follows children */
         size_t n_events;
         int n_possible;
-        uint32_t generation;
+        uint32_t generation; /* of the watch list: 0 before the first */
+        uint32_t set;        /* the maps' set in force */
         uint64_t *percpu; /* n_possible values, for reading one counter */
 };
 
@@ -64,6 +71,8 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
 /* A program whose event the table lacks (a kernel without it, or not asked for) is not loaded. */
 static bool program_wanted(const struct event_table *t, const char *name) {
         char want[64];
+        if (strcmp(name, "proc_fork") == 0)
+                return true; /* follows children: no event of the table */
         for (size_t k = 0; k < t->n_events; k++) {
                 program_name(&t->events[k], want, sizeof(want));
                 if (strcmp(want, name) == 0)
@@ -191,6 +200,7 @@ void bpf_capture_free(struct bpf_capture *c) {
                 return;
         for (size_t k = 0; k < c->n_events; k++)
                 bpf_link__destroy(c->links[k]);
+        bpf_link__destroy(c->fork_link);
         capture__destroy(c->skel);
         free(c->percpu);
         free(c);
@@ -210,6 +220,15 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
                 if (!c->links[k]) {
                         int r = -errno;
                         snprintf(error, error_size, "attaching the BPF program to %s:%s: %s%s%s", d->system, d->name,
+                                 strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
+                        return r;
+                }
+        }
+        if (!c->fork_link) {
+                c->fork_link = bpf_program__attach(c->skel->progs.proc_fork);
+                if (!c->fork_link) {
+                        int r = -errno;
+                        snprintf(error, error_size, "attaching the BPF program to sched:sched_process_fork: %s%s%s",
                                  strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
                         return r;
                 }
@@ -234,91 +253,239 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
         return 0;
 }
 
-/* Whether the config (NULL: none) lists this key of the ids map (a pid) or of the names map (an exact comm). */
-static bool config_lists(const struct config *cfg, bool names, const void *key) {
-        for (size_t i = 0; cfg && i < cfg->n_watch; i++) {
-                const struct watch *w = &cfg->watch[i];
-                if (!names && w->kind == WATCH_PID && (uint32_t) w->pid == *(const uint32_t *) key)
-                        return true;
-                if (names && w->kind == WATCH_COMM &&
-                    strncmp(w->comm, ((const struct capture_comm *) key)->comm, CAPTURE_COMM_SIZE) == 0)
-                        return true;
-        }
-        return false;
+/* OR bit into the mask a map keeps for key. */
+static int or_mask(int map, const void *key, uint64_t bit) {
+        uint64_t mask = 0;
+        (void) bpf_map_lookup_elem(map, key, &mask);
+        mask |= bit;
+        return bpf_map_update_elem(map, key, &mask, BPF_ANY) < 0 ? -errno : 0;
 }
 
-/* Drop from a map every key the config does not list (all of them: NULL). */
-static void drop_keys(int map, size_t key_size, bool names, const struct config *keep) {
-        uint8_t key[CAPTURE_COMM_SIZE], cur[CAPTURE_COMM_SIZE], stale[64][CAPTURE_COMM_SIZE];
+/* The kernel's encoding of a device number, as super_block.s_dev holds it. */
+static uint32_t kernel_dev(dev_t d) {
+        return (uint32_t) (major(d) << 20 | minor(d));
+}
+
+struct cgroup_fill {
+        int map;
+        uint32_t set;
+        uint64_t bit;
+        int error;
+        unsigned added; /* keys that were not in the map */
+};
+
+static int add_cgroup(void *userdata, const char *path, uint64_t id) {
+        struct cgroup_fill *f = userdata;
+        (void) path;
+        struct capture_cgroup_key key = { .set = f->set, .id = id };
+        uint64_t mask;
+        if (bpf_map_lookup_elem(f->map, &key, &mask) < 0 || !(mask & f->bit))
+                f->added++;
+        int r = or_mask(f->map, &key, f->bit);
+        if (r < 0)
+                f->error = r;
+        return r;
+}
+
+/* The keys of one entry, in set `set`. */
+static int fill_entry(struct bpf_capture *c, const struct watch *wa, uint64_t bit, uint32_t set, const char *cg_root,
+                      struct capture_watch *w) {
+        int r = 0;
+        if (wa->keys & WATCH_KEY_COMM) {
+                if (wa->comm_glob) {
+                        struct capture_glob g = { .mask = bit };
+                        snprintf(g.pat, sizeof(g.pat), "%s", wa->comm);
+                        uint32_t index = set * CAPTURE_MAX_GLOBS + w->n_globs++;
+                        if (w->n_globs > CAPTURE_MAX_GLOBS)
+                                return -E2BIG;
+                        r = bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch_globs), &index, &g, BPF_ANY) < 0 ? -errno : 0;
+                } else {
+                        struct capture_comm key = { .set = set };
+                        memcpy(key.comm, wa->comm, strnlen(wa->comm, CAPTURE_COMM_SIZE - 1));
+                        r = or_mask(bpf_map__fd(c->skel->maps.watch_names), &key, bit);
+                        w->n_names++;
+                }
+        }
+        if (r >= 0 && (wa->keys & WATCH_KEY_PID)) {
+                struct capture_id_key key = { .set = set, .id = (uint32_t) wa->pid };
+                struct capture_id v = {};
+                int map = bpf_map__fd(c->skel->maps.watch_ids);
+                (void) bpf_map_lookup_elem(map, &key, &v);
+                v.mask |= bit;
+                v.follow |= wa->children ? bit : 0;
+                v.followed = 0;
+                r = bpf_map_update_elem(map, &key, &v, BPF_ANY) < 0 ? -errno : 0;
+        }
+        if (r >= 0 && (wa->keys & WATCH_KEY_UID)) {
+                struct capture_uid_key key = { .set = set, .uid = (uint32_t) wa->uid };
+                r = or_mask(bpf_map__fd(c->skel->maps.watch_uids), &key, bit);
+        }
+        if (r >= 0 && (wa->keys & WATCH_KEY_EXE)) {
+                struct stat st;
+                if (stat(wa->exe, &st) == 0) {
+                        struct capture_exe_key key = { .set = set, .dev = kernel_dev(st.st_dev), .ino = st.st_ino };
+                        r = or_mask(bpf_map__fd(c->skel->maps.watch_exes), &key, bit);
+                }
+                char dir[WATCH_EXE_MAX + 1];
+                snprintf(dir, sizeof(dir), "%s", wa->exe);
+                char *slash = strrchr(dir, '/');
+                const char *name = wa->exe + (slash - dir) + 1;
+                *(slash == dir ? slash + 1 : slash) = 0;
+                if (r >= 0 && stat(dir, &st) == 0) {
+                        struct capture_exe_name_key key = { .set = set, .dev = kernel_dev(st.st_dev), .dir_ino = st.st_ino };
+                        snprintf(key.name, sizeof(key.name), "%s", name);
+                        r = or_mask(bpf_map__fd(c->skel->maps.watch_exe_names), &key, bit);
+                }
+        }
+        if (r >= 0 && (wa->keys & WATCH_KEY_UNIT)) {
+                struct capture_unit_key key = { .set = set };
+                snprintf(key.name, sizeof(key.name), "%s", wa->unit);
+                r = or_mask(bpf_map__fd(c->skel->maps.watch_units), &key, bit);
+        }
+        if (r >= 0 && (wa->keys & WATCH_KEY_CGROUP)) {
+                struct cgroup_fill f = { .map = bpf_map__fd(c->skel->maps.watch_cgroups), .set = set, .bit = bit };
+                if (cg_root)
+                        (void) cgroup_find(cg_root, wa->cgroup, add_cgroup, &f);
+                if (f.error < 0)
+                        r = f.error;
+        }
+        return r;
+}
+
+/* Remove every key of set `set` from a map whose keys begin with their set. */
+static void drop_set(int map, size_t key_size, uint32_t set) {
+        _cleanup_(freep) uint8_t *keys = malloc(64 * key_size), *cur = malloc(key_size), *key = malloc(key_size);
+        if (!keys || !cur || !key)
+                return;
         size_t n_stale;
         do {
                 n_stale = 0;
                 void *prev = NULL;
-                while (n_stale < ELEMENTSOF(stale) && bpf_map_get_next_key(map, prev, key) == 0) {
+                while (n_stale < 64 && bpf_map_get_next_key(map, prev, key) == 0) {
                         memcpy(cur, key, key_size);
                         prev = cur;
-                        if (!config_lists(keep, names, key))
-                                memcpy(stale[n_stale++], key, key_size);
+                        uint32_t key_set;
+                        memcpy(&key_set, key, sizeof(key_set));
+                        if (key_set == set)
+                                memcpy(keys + key_size * n_stale++, key, key_size);
                 }
                 for (size_t i = 0; i < n_stale; i++)
-                        (void) bpf_map_delete_elem(map, stale[i]);
-        } while (n_stale == ELEMENTSOF(stale));
+                        (void) bpf_map_delete_elem(map, keys + key_size * i);
+        } while (n_stale == 64);
+}
+
+static void drop_sets(struct bpf_capture *c, uint32_t set) {
+        drop_set(bpf_map__fd(c->skel->maps.watch_ids), sizeof(struct capture_id_key), set);
+        drop_set(bpf_map__fd(c->skel->maps.watch_names), sizeof(struct capture_comm), set);
+        drop_set(bpf_map__fd(c->skel->maps.watch_uids), sizeof(struct capture_uid_key), set);
+        drop_set(bpf_map__fd(c->skel->maps.watch_exes), sizeof(struct capture_exe_key), set);
+        drop_set(bpf_map__fd(c->skel->maps.watch_exe_names), sizeof(struct capture_exe_name_key), set);
+        drop_set(bpf_map__fd(c->skel->maps.watch_units), sizeof(struct capture_unit_key), set);
+        drop_set(bpf_map__fd(c->skel->maps.watch_cgroups), sizeof(struct capture_cgroup_key), set);
+}
+
+/* The processes followed as children in set `from` that the new config still follows, into set `to`. */
+static void carry_followed(struct bpf_capture *c, const struct config *cfg, const struct watch_plan *plan,
+                           uint32_t from, uint32_t to) {
+        int map = bpf_map__fd(c->skel->maps.watch_ids);
+        struct capture_id_key key, cur, *prev = NULL;
+        while (bpf_map_get_next_key(map, prev, &key) == 0) {
+                cur = key;
+                prev = &cur;
+                struct capture_id v;
+                if (key.set != from || bpf_map_lookup_elem(map, &key, &v) < 0 || !v.followed)
+                        continue;
+                uint64_t bits = watch_plan_follow_of(plan, cfg, (pid_t) v.root);
+                if (!bits)
+                        continue;
+                struct capture_id_key to_key = { .set = to, .id = key.id };
+                struct capture_id nv = { .mask = bits, .follow = bits, .followed = 1, .root = v.root };
+                (void) bpf_map_update_elem(map, &to_key, &nv, BPF_NOEXIST);
+        }
 }
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
-        struct capture_watch w = { .all = cfg->n_watch == 0, .generation = ++c->generation };
-        int ids = bpf_map__fd(c->skel->maps.watch_ids), names = bpf_map__fd(c->skel->maps.watch_names),
-            globs = bpf_map__fd(c->skel->maps.watch_globs);
-        for (size_t i = 0; i < cfg->n_watch; i++) {
-                const struct watch *wa = &cfg->watch[i];
-                uint8_t one = 1;
-                int r = 0;
-                if (wa->kind == WATCH_PID) {
-                        uint32_t pid = (uint32_t) wa->pid;
-                        r = w.n_ids < CAPTURE_MAX_IDS ? bpf_map_update_elem(ids, &pid, &one, BPF_ANY) : -E2BIG;
-                        w.n_ids++;
-                } else if (wa->kind == WATCH_COMM) {
-                        struct capture_comm key = {};
-                        memcpy(key.comm, wa->comm, strnlen(wa->comm, CAPTURE_COMM_SIZE - 1));
-                        r = w.n_names < CAPTURE_MAX_NAMES ? bpf_map_update_elem(names, &key, &one, BPF_ANY) : -E2BIG;
-                        w.n_names++;
-                } else {
-                        char pat[CAPTURE_GLOB_SIZE] = {};
-                        snprintf(pat, sizeof(pat), "%s", wa->comm);
-                        r = w.n_globs < CAPTURE_MAX_GLOBS ? bpf_map_update_elem(globs, &w.n_globs, pat, BPF_ANY) : -E2BIG;
-                        w.n_globs++;
-                }
-                if (r == -1)
-                        r = -errno;
-                if (r == -E2BIG) {
-                        /* config_load refuses such a list: only a caller that skipped it gets here */
-                        snprintf(error, error_size, "the in-kernel capture takes at most %d pids, %d exact names "
-                                 "and %d globs", CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES, CAPTURE_MAX_GLOBS);
-                        return r;
-                }
-                if (r < 0) {
-                        snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
-                        return r;
-                }
-        }
-        uint32_t zero = 0;
-        if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w, BPF_ANY) < 0) {
-                int r = -errno;
-                snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
+        struct watch_plan plan;
+        int r = watch_plan_build(cfg, &plan);
+        if (r < 0) {
+                /* config_load refuses such a list: only a caller that skipped it gets here */
+                snprintf(error, error_size, "the in-kernel capture takes at most %d entries that combine keys",
+                         CAPTURE_MAX_COMBINED);
                 return r;
         }
-        /* Only now, so that what is watched before and after is never unwatched. */
-        drop_keys(ids, sizeof(uint32_t), false, cfg);
-        drop_keys(names, sizeof(struct capture_comm), true, cfg);
+        uint32_t old_set = c->set, set = c->generation ? !c->set : 0;
+        drop_sets(c, set); /* what a failed reload may have left */
+        struct capture_watch w = { .all = cfg->n_watch == 0, .generation = c->generation + 1, .set = set,
+                                   .bits = plan.all, .follow = plan.follow };
+        memcpy(w.need, plan.need, sizeof(w.need));
+        char cg_root[4096];
+        bool have_cg_root = cgroup2_mount_point("/proc/self/mountinfo", cg_root, sizeof(cg_root)) == 0;
+        for (size_t i = 0; r >= 0 && i < cfg->n_watch; i++)
+                r = fill_entry(c, &cfg->watch[i], plan.bits[i], set, have_cg_root ? cg_root : NULL, &w);
+        if (r >= 0 && c->generation)
+                carry_followed(c, cfg, &plan, old_set, set);
+        uint32_t zero = 0;
+        if (r >= 0 && bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w, BPF_ANY) < 0)
+                r = -errno;
+        if (r < 0) {
+                if (r == -E2BIG)
+                        snprintf(error, error_size, "the in-kernel capture takes at most %d pids, %d exact names "
+                                 "and %d globs", CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES, CAPTURE_MAX_GLOBS);
+                else
+                        snprintf(error, error_size, "setting the watch list of the BPF programs: %s", strerror(-r));
+                drop_sets(c, set);
+                watch_plan_done(&plan);
+                return r;
+        }
+        c->generation++;
+        c->set = set;
+        /* Only now, so that what is watched before and after is never unwatched; children forked meanwhile
+         * went into the old set. */
+        if (c->generation > 1) {
+                carry_followed(c, cfg, &plan, old_set, set);
+                drop_sets(c, old_set);
+        }
+        watch_plan_done(&plan);
         return 0;
+}
+
+int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg) {
+        bool any = false;
+        for (size_t i = 0; i < cfg->n_watch; i++)
+                any = any || (cfg->watch[i].keys & WATCH_KEY_CGROUP);
+        char cg_root[4096];
+        if (!any || cgroup2_mount_point("/proc/self/mountinfo", cg_root, sizeof(cg_root)) < 0)
+                return 0;
+        struct watch_plan plan;
+        int r = watch_plan_build(cfg, &plan);
+        if (r < 0)
+                return r;
+        int map = bpf_map__fd(c->skel->maps.watch_cgroups), added = 0;
+        for (size_t i = 0; i < cfg->n_watch; i++) {
+                if (!(cfg->watch[i].keys & WATCH_KEY_CGROUP))
+                        continue;
+                struct cgroup_fill f = { .map = map, .set = c->set, .bit = plan.bits[i] };
+                (void) cgroup_find(cg_root, cfg->watch[i].cgroup, add_cgroup, &f);
+                added += (int) f.added;
+        }
+        watch_plan_done(&plan);
+        if (!added)
+                return 0;
+        /* threads whose verdict was made without the new cgroups make it again */
+        uint32_t zero = 0;
+        struct capture_watch w;
+        if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w) < 0)
+                return -errno;
+        w.generation = ++c->generation;
+        return bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w, BPF_ANY) < 0 ? -errno : added;
 }
 
 void bpf_capture_stop(struct bpf_capture *c) {
         struct capture_watch none = { .generation = ++c->generation };
         uint32_t zero = 0;
         (void) bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &none, BPF_ANY);
-        drop_keys(bpf_map__fd(c->skel->maps.watch_ids), sizeof(uint32_t), false, NULL);
-        drop_keys(bpf_map__fd(c->skel->maps.watch_names), sizeof(struct capture_comm), true, NULL);
+        drop_sets(c, 0);
+        drop_sets(c, 1);
 }
 
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
@@ -377,6 +544,11 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
         return -EOPNOTSUPP;
+}
+
+int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg) {
+        (void) c, (void) cfg;
+        return 0;
 }
 
 void bpf_capture_stop(struct bpf_capture *c) {

@@ -26,6 +26,8 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
 /* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed.  Called
  * again on reload: what both configs watch stays watched throughout. */
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size);
+/* Find the cgroups made since that the config's cgroup patterns match: how many were added, or negative errno. */
+int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg);
 /* Select nothing from now on: the programs stay attached (they run while their events exist, enabled or
  * not) but write no more records. */
 void bpf_capture_stop(struct bpf_capture *c);

@@ -34,6 +34,7 @@
 #include "sink.h"
 #include "tracefs.h"
 #include "util.h"
+#include "select.h"
 #include "watch.h"
 
 /* Exit codes, documented in the README and --help. */
@@ -51,6 +52,7 @@ enum {
 #define STATUS_INTERVAL_USEC (5 * USEC_PER_SEC)
 /* How often the loop asks whether a CPU's events died with the CPU: each look interrupts every traced CPU. */
 #define CPU_CHECK_INTERVAL_USEC USEC_PER_SEC
+#define CGROUP_LOOK_INTERVAL_USEC USEC_PER_SEC /* the README's known limits say it */
 /* How long the sink may take at exit to write what it holds; at a reload, the old sink. */
 #define SINK_FINISH_MS 5000u
 /* Records this close to now may still be in flight into another CPU's ring: wait for them before merging. */
@@ -248,6 +250,14 @@ static void report_unlisted_pid(void *userdata, const struct watch *w, int error
                     error == -ENOENT ? "no such process" : strerror(-error));
 }
 
+static void report_watch_entry(void *userdata, const struct watch *w, const char *what) {
+        const struct daemon *d = userdata;
+        char entry[1024];
+        struct config one = { .watch = (struct watch *) w, .n_watch = 1 };
+        watch_describe(&one, entry, sizeof(entry));
+        log_warning("%s:%u: watch %s: %s", d->opt.config_path, w->line, entry, what);
+}
+
 /* The selection in force: the capture's maps, or the tracepoints' filters (a new set of events). */
 static int apply_selection(struct daemon *d, const struct config *c, char *error, size_t error_size) {
         if (d->capture)
@@ -272,8 +282,9 @@ static int apply_selection(struct daemon *d, const struct config *c, char *error
 
 static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
         struct daemon *d = userdata;
-        if (watch_threads_fork(&d->threads, d->config, child) <= 0)
-                return; /* a child process, not a thread, or a thread already gone */
+        int followed = watch_threads_fork(&d->threads, d->config, parent, child);
+        if (followed <= 0)
+                return; /* a child process not followed, or a thread already gone */
         char error[512];
         int r = apply_selection(d, d->config, error, sizeof(error));
         if (r < 0) {
@@ -282,7 +293,26 @@ static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
                            error);
                 return;
         }
-        emit_info(d, "following thread %u of a watched pid (created by %u)", child, parent);
+        if (followed == 2)
+                emit_info(d, "following process %u (created by %u), a descendant of watched pid %u", child, parent,
+                          watch_threads_root_of(&d->threads, child));
+        else
+                emit_info(d, "following thread %u of a watched pid (created by %u)", child, parent);
+}
+
+/* Without the capture: whether a thread is watched, where the kernel's filter cannot tell. */
+static int on_select(void *userdata, uint32_t pid, uint32_t tid, const char *comm) {
+        struct daemon *d = userdata;
+        (void) tid;
+        if (!watch_needs_user_space(d->config))
+                return 1; /* the kernel's filter said it all */
+        struct proc_facts f;
+        int r = proc_facts_read(d->threads.proc_root, pid, &f);
+        if (r < 0)
+                return r;
+        snprintf(f.comm, sizeof(f.comm), "%s", comm);
+        f.followed_root = watch_threads_root_of(&d->threads, pid);
+        return watch_selects(d->config, &f);
 }
 
 static void on_record(void *userdata, const struct perf_event_header *h) {
@@ -448,8 +478,10 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
         /* With the capture the programs select and write every record themselves. */
         if (d->capture)
                 r = bpf_capture_attach(d->capture, d->events, error, error_size);
-        else
+        else {
+                (void) watch_threads_find_children(&d->threads, d->config);
                 r = apply_selection(d, d->config, error, error_size);
+        }
         return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -506,7 +538,7 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
                 .captured = d->capture != NULL,
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .record = d->dump ? on_record : NULL,
-                                       .summary = on_summary,
+                                       .summary = on_summary, .select = d->capture ? NULL : on_select,
                                        .userdata = d };
         d->metrics = malloc(sizeof(*d->metrics));
         if (!d->metrics) {
@@ -636,6 +668,13 @@ static void reload(struct daemon *d) {
         sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
         _cleanup_(config_freep) struct config *nc = NULL;
         int r = config_load(d->opt.config_path, &nc, error, sizeof(error));
+        if (r >= 0)
+                watch_note_absent(nc, "/proc/self/mountinfo", &(struct watch_report) { report_watch_entry, d });
+        if (r >= 0 && !d->capture) {
+                /* what came before is judged by the list it came under */
+                engine_drain(&d->engine, now_ns() - MERGE_MARGIN_NS);
+                (void) watch_threads_find_children(&d->threads, nc);
+        }
         if (r >= 0 && (r = apply_selection(d, nc, error, sizeof(error))) < 0) {
                 /* What the old config selected is still in force: the filters of the set still open; the
                  * capture's maps, set again. */
@@ -673,6 +712,7 @@ static void reload(struct daemon *d) {
         bool new_tick = nc->drain_interval_ms != d->config->drain_interval_ms;
         config_free(d->config);
         d->config = TAKE_PTR(nc);
+        engine_reselect(&d->engine);
         engine_set_records(&d->engine, d->config->records, (uint64_t) d->config->summary_interval * 1000000000ull);
         if (new_tick)
                 (void) sd_event_source_set_time_relative(d->tick, d->config->drain_interval_ms * USEC_PER_MSEC);
@@ -775,6 +815,17 @@ static int on_cpu_check(sd_event_source *s, uint64_t usec, void *userdata) {
         return timer_again(s, CPU_CHECK_INTERVAL_USEC);
 }
 
+/* cgroups made since the last look that the watch list's cgroup patterns match. */
+static int on_cgroup_look(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+        if (d->capture) {
+                int r = bpf_capture_refresh_cgroups(d->capture, d->config);
+                if (r > 0)
+                        emit_info(d, "%d new cgroups watched", r);
+        }
+        return timer_again(s, CGROUP_LOOK_INTERVAL_USEC);
+}
+
 static int on_status(sd_event_source *s, uint64_t usec, void *userdata) {
         notify_status(userdata, "");
         return timer_again(s, STATUS_INTERVAL_USEC);
@@ -858,6 +909,8 @@ static int loop_setup(struct daemon *d) {
                 r = add_timer(d, NULL, CPU_CHECK_INTERVAL_USEC, CPU_CHECK_INTERVAL_USEC, on_cpu_check);
         if (r >= 0)
                 r = add_timer(d, NULL, STATUS_INTERVAL_USEC, USEC_PER_SEC, on_status);
+        if (r >= 0)
+                r = add_timer(d, NULL, CGROUP_LOOK_INTERVAL_USEC, USEC_PER_SEC / 10, on_cgroup_look);
         if (r >= 0)
                 r = add_timer(d, NULL, (uint64_t) d->config->summary_interval * USEC_PER_SEC, USEC_PER_SEC / 10,
                               on_metrics);
@@ -951,6 +1004,12 @@ static void report(struct daemon *d) {
                                     "not captured), %" PRIu64 " records it had no buffer for (counted lost)",
                                     cpu, no_args, no_scratch);
         }
+        uint64_t follow_full = 0;
+        for (size_t i = 0; d->capture && i < d->perf.n_cpus; i++)
+                follow_full += bpf_capture_counter(d->capture, d->perf.cpus[i].cpu, CAPTURE_CNT_FOLLOW_FULL);
+        if (follow_full)
+                log_warning("%" PRIu64 " new processes of pids watched with children = true could not be followed: "
+                            "the capture's table of %d pids was full", follow_full, CAPTURE_MAX_IDS);
 }
 
 /* The config, and what start would refuse of it that can be known without tracing: --check-config says the same.
@@ -972,6 +1031,7 @@ static int load_config(struct daemon *d) {
         }
         if (d->config->n_watch == 0)
                 log_warning("%s: no watch list: every process on the host is traced", d->opt.config_path);
+        watch_note_absent(d->config, "/proc/self/mountinfo", &(struct watch_report) { report_watch_entry, d });
         if (d->config->capture == CAPTURE_AUTO && !watch_comms_fit_filter(d->config))
                 log_warning("%s: the watch list's comm patterns are more than a kernel filter takes: without the "
                             "in-kernel capture (no CAP_BPF, a seccomp filter) tracing would not start",

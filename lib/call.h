@@ -68,6 +68,7 @@ struct trace_stats {
         uint64_t bad_captures;   /* captures that did not hold together: their calls were read afterwards */
         uint64_t duplicates;     /* records seen twice while an event set was being replaced, dropped */
         uint64_t no_memory;      /* records dropped because the thread table could not grow */
+        uint64_t unselectable;   /* records of threads gone before the watch list could be checked for them */
 };
 
 struct call_ctx {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libconfig.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,39 +99,109 @@ static int get_uint(const struct parse *p, const config_setting_t *s, const char
         return 0;
 }
 
+static int get_watch_string(const struct parse *p, const config_setting_t *s, const char *name, char *buf,
+                            size_t size, const char **ret) {
+        if (config_setting_type(s) != CONFIG_TYPE_STRING)
+                return fail(p, s, "%s must be a string", name);
+        const char *v = config_setting_get_string(s);
+        if (strlen(v) >= size)
+                return fail(p, s, "%s \"%.40s...\" is longer than the %zu bytes it may have", name, v, size - 1);
+        snprintf(buf, size, "%s", v);
+        *ret = v;
+        return 0;
+}
+
+/* Units that have a cgroup of their own. */
+static bool unit_has_cgroup(const char *unit) {
+        static const char *const suffixes[] = { ".service", ".scope", ".slice", ".socket", ".mount", ".swap" };
+        const char *dot = strrchr(unit, '.');
+        for (size_t i = 0; dot && dot > unit && i < ELEMENTSOF(suffixes); i++)
+                if (strcmp(dot, suffixes[i]) == 0)
+                        return true;
+        return false;
+}
+
+static int parse_watch_key(const struct parse *p, const config_setting_t *s, struct watch *w) {
+        const char *name = config_setting_name(s), *v;
+        int r;
+        if (strcmp(name, "comm") == 0) {
+                if ((r = get_watch_string(p, s, name, w->comm, sizeof(w->comm), &v)) < 0)
+                        return r;
+                const char *why = comm_pattern_problem(v, &w->comm_glob);
+                if (why)
+                        return fail(p, s, "comm \"%s\" %s", v, why);
+                w->keys |= WATCH_KEY_COMM;
+        } else if (strcmp(name, "pid") == 0) {
+                uint64_t pid;
+                if ((r = get_uint(p, s, "pid", 1, PID_MAX_LIMIT, false, &pid)) < 0)
+                        return r;
+                w->pid = (pid_t) pid;
+                w->keys |= WATCH_KEY_PID;
+        } else if (strcmp(name, "children") == 0) {
+                if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+                        return fail(p, s, "children must be true or false");
+                w->children = config_setting_get_bool(s);
+        } else if (strcmp(name, "uid") == 0 || strcmp(name, "user") == 0) {
+                if (w->keys & WATCH_KEY_UID)
+                        return fail(p, s, "a watch entry takes one of user or uid, not both");
+                if (name[0] == 'u' && name[1] == 'i') {
+                        uint64_t uid;
+                        if ((r = get_uint(p, s, "uid", 0, UINT32_MAX - 1, false, &uid)) < 0)
+                                return r;
+                        w->uid = (uid_t) uid;
+                } else {
+                        if ((r = get_watch_string(p, s, name, w->user, sizeof(w->user), &v)) < 0)
+                                return r;
+                        struct passwd pw, *found = NULL;
+                        char buf[4096];
+                        r = getpwnam_r(v, &pw, buf, sizeof(buf), &found);
+                        if (r != 0 || !found)
+                                return fail(p, s, "user \"%s\": %s", v, r ? strerror(r) : "no such user on this host");
+                        w->uid = found->pw_uid;
+                }
+                w->keys |= WATCH_KEY_UID;
+        } else if (strcmp(name, "unit") == 0) {
+                if ((r = get_watch_string(p, s, name, w->unit, sizeof(w->unit), &v)) < 0)
+                        return r;
+                if (strchr(v, '/') || !unit_has_cgroup(v))
+                        return fail(p, s, "unit \"%s\" is not the full name of a unit with processes, such as "
+                                    "\"mariadb.service\" (service, scope, slice, socket, mount or swap)", v);
+                w->keys |= WATCH_KEY_UNIT;
+        } else if (strcmp(name, "cgroup") == 0) {
+                if ((r = get_watch_string(p, s, name, w->cgroup, sizeof(w->cgroup), &v)) < 0)
+                        return r;
+                if (v[0] != '/' || strstr(v, "//") || (v[1] && v[strlen(v) - 1] == '/'))
+                        return fail(p, s, "cgroup \"%s\" is not a cgroup v2 path such as "
+                                    "\"/system.slice/docker-*.scope\"", v);
+                w->keys |= WATCH_KEY_CGROUP;
+        } else if (strcmp(name, "exe") == 0) {
+                if ((r = get_watch_string(p, s, name, w->exe, sizeof(w->exe), &v)) < 0)
+                        return r;
+                const char *base = strrchr(v, '/');
+                if (v[0] != '/' || !base[1])
+                        return fail(p, s, "exe \"%s\" is not the absolute path of a file", v);
+                if (strlen(base + 1) > WATCH_EXE_NAME_MAX)
+                        return fail(p, s, "exe \"%s\": a file name of more than %d bytes", v, WATCH_EXE_NAME_MAX);
+                w->keys |= WATCH_KEY_EXE;
+        } else
+                return fail(p, s, "unknown key '%s' in a watch entry (known: comm, pid, children, unit, cgroup, exe, "
+                            "user, uid)", name);
+        return 0;
+}
+
 static int parse_watch_entry(const struct parse *p, const config_setting_t *g, struct watch *w) {
         if (config_setting_type(g) != CONFIG_TYPE_GROUP)
                 return fail(p, g, "each watch entry must be a group such as { comm = \"name\"; }");
         *w = (struct watch) { .line = config_setting_source_line(g) };
-        bool have = false;
         for (int i = 0; i < config_setting_length(g); i++) {
-                const config_setting_t *s = config_setting_get_elem(g, (unsigned) i);
-                const char *name = config_setting_name(s);
-                if (have)
-                        return fail(p, s, "a watch entry takes one of comm or pid, not both");
-                have = true;
-                if (strcmp(name, "comm") == 0) {
-                        if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                                return fail(p, s, "comm must be a string");
-                        const char *v = config_setting_get_string(s);
-                        bool glob;
-                        const char *why = comm_pattern_problem(v, &glob);
-                        if (why)
-                                return fail(p, s, "comm \"%s\" %s", v, why);
-                        w->kind = glob ? WATCH_COMM_GLOB : WATCH_COMM;
-                        snprintf(w->comm, sizeof(w->comm), "%s", v);
-                } else if (strcmp(name, "pid") == 0) {
-                        uint64_t pid;
-                        int r = get_uint(p, s, "pid", 1, PID_MAX_LIMIT, false, &pid);
-                        if (r < 0)
-                                return r;
-                        w->kind = WATCH_PID;
-                        w->pid = (pid_t) pid;
-                } else
-                        return fail(p, s, "unknown key '%s' in a watch entry (known: comm, pid)", name);
+                int r = parse_watch_key(p, config_setting_get_elem(g, (unsigned) i), w);
+                if (r < 0)
+                        return r;
         }
-        if (!have)
-                return fail(p, g, "empty watch entry: give comm or pid");
+        if (w->children && !(w->keys & WATCH_KEY_PID))
+                return fail(p, g, "children = true follows the descendants of a pid: give pid too");
+        if (!w->keys)
+                return fail(p, g, "empty watch entry: give comm, pid, unit, cgroup, exe, user or uid");
         return 0;
 }
 
@@ -415,7 +486,10 @@ bool config_key_equal(const struct config_key *k, const struct config *a, const 
                         return false;
                 for (size_t i = 0; i < a->n_watch; i++) {
                         const struct watch *v = &a->watch[i], *w = &b->watch[i];
-                        if (v->kind != w->kind || v->pid != w->pid || strcmp(v->comm, w->comm) != 0)
+                        if (v->keys != w->keys || v->comm_glob != w->comm_glob || v->children != w->children ||
+                            v->pid != w->pid || v->uid != w->uid || strcmp(v->comm, w->comm) != 0 ||
+                            strcmp(v->unit, w->unit) != 0 || strcmp(v->cgroup, w->cgroup) != 0 ||
+                            strcmp(v->exe, w->exe) != 0)
                                 return false;
                 }
                 return true;
@@ -612,17 +686,23 @@ static int scan_text(const struct parse *p, const char *text) {
  * kernel's filter of one page (where the capture is never used; with "auto", start says so if it must fall
  * back, and --check-config warns). */
 static int check_watch_limits(const struct parse *p, const config_setting_t *s, const struct config *c) {
-        unsigned pids = 0, names = 0, globs = 0;
+        unsigned pids = 0, names = 0, globs = 0, keys = 0;
         for (size_t i = 0; i < c->n_watch; i++) {
-                pids += c->watch[i].kind == WATCH_PID;
-                names += c->watch[i].kind == WATCH_COMM;
-                globs += c->watch[i].kind == WATCH_COMM_GLOB;
+                const struct watch *w = &c->watch[i];
+                pids += !!(w->keys & WATCH_KEY_PID);
+                names += (w->keys & WATCH_KEY_COMM) && !w->comm_glob;
+                globs += (w->keys & WATCH_KEY_COMM) && w->comm_glob;
+                keys += !!(w->keys & WATCH_KEY_UID) + !!(w->keys & WATCH_KEY_UNIT) + !!(w->keys & WATCH_KEY_EXE);
         }
         if (c->capture != CAPTURE_REMOTE_READ &&
-            (pids > CAPTURE_MAX_IDS || names > CAPTURE_MAX_NAMES || globs > CAPTURE_MAX_GLOBS))
-                return fail(p, s, "the watch list has %u pids, %u exact names and %u globs: the in-kernel capture "
-                            "takes at most %d, %d and %d", pids, names, globs, CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES,
-                            CAPTURE_MAX_GLOBS);
+            (pids > CAPTURE_MAX_IDS || names > CAPTURE_MAX_NAMES || globs > CAPTURE_MAX_GLOBS ||
+             keys > CAPTURE_MAX_KEYS))
+                return fail(p, s, "the watch list has %u pids, %u exact names, %u globs and %u users, units and "
+                            "executables: the in-kernel capture takes at most %d, %d, %d and %d", pids, names, globs,
+                            keys, CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES, CAPTURE_MAX_GLOBS, CAPTURE_MAX_KEYS);
+        if (c->capture != CAPTURE_REMOTE_READ && watch_combined_entries(c) > CAPTURE_MAX_COMBINED)
+                return fail(p, s, "the watch list has %u entries that combine keys or follow children: the in-kernel "
+                            "capture takes at most %d", watch_combined_entries(c), CAPTURE_MAX_COMBINED);
         if (c->capture == CAPTURE_REMOTE_READ && !watch_comms_fit_filter(c))
                 return fail(p, s, "with capture = \"remote-read\" the watch list's comm patterns make a kernel filter "
                             "longer than the %d bytes the kernel takes", FILTER_MAX);

@@ -228,6 +228,27 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
         tracker_flush(&e->tracker);
 }
 
+/* Whether the daemon watches the thread, asked once (and again after an exec or a reload).  A thread that cannot
+ * be told about any more is counted, not traced. */
+static bool thread_selected(struct engine *e, struct thread *th, uint32_t pid, uint32_t tid) {
+        if (th->selected && th->select_generation == e->select_generation)
+                return th->selected == 1;
+        if (!th->comm_known)
+                read_comm(e, th);
+        int r = e->cb.select(e->cb.userdata, pid, tid, th->comm);
+        if (r < 0) {
+                e->stats.unselectable++;
+                return false; /* asked again at its next record */
+        }
+        th->selected = r > 0 ? 1 : 2;
+        th->select_generation = e->select_generation;
+        return r > 0;
+}
+
+void engine_reselect(struct engine *e) {
+        e->select_generation++;
+}
+
 static void handle_sample(struct engine *e, size_t ring, const struct perf_event_header *h) {
         struct sample s;
         if (sample_parse(h, &s) < 0) {
@@ -241,6 +262,11 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                 return;
         }
         if (d->kind == EVENT_FORK) {
+                /* indexed as a record of the parent, which may exec before its next one: its name and whether it
+                 * is watched are looked up again then */
+                struct thread *parent = thread_find(&e->threads, s.tid);
+                if (parent)
+                        parent->comm_known = false, parent->selected = 0;
                 if (e->cb.fork)
                         e->cb.fork(e->cb.userdata,
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[0].offset, d->args[0].size),
@@ -248,6 +274,9 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                 return;
         }
         if (d->kind == EVENT_PROC_EXIT || d->kind == EVENT_PROC_EXEC) {
+                struct thread *leader = thread_find(&e->threads, s.pid);
+                if (d->kind == EVENT_PROC_EXEC && leader)
+                        leader->selected = 0; /* a new program: asked again */
                 /* the sample's pid is the process (tgid), whichever of its threads was the last */
                 if (d->kind == EVENT_PROC_EXEC || load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size))
                         tracker_process_end(&e->tracker, s.pid, s.time,
@@ -259,6 +288,8 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                 e->stats.no_memory++;
                 return;
         }
+        if (e->cb.select && !thread_selected(e, th, s.pid, s.tid))
+                return;
         /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come from
          * different perf events, one event set is being replaced by another: the same hit twice. */
         if (e->opt.replaced_sets && th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {

@@ -19,6 +19,9 @@ struct engine_callbacks {
         void (*fork)(void *userdata, uint32_t parent_tid, uint32_t child_tid);
         /* optional: every record as read from a ring, before it is handled (aiotraced --dump) */
         void (*record)(void *userdata, const struct perf_event_header *h);
+        /* optional: whether a thread is watched, asked at its first record and again after an exec or
+         * engine_reselect(); 1 yes, 0 no, negative errno: it cannot be told (the process is gone) */
+        int (*select)(void *userdata, uint32_t pid, uint32_t tid, const char *comm);
         /* optional: every process's summary, whether or not summaries are recorded (the daemon's metrics) */
         void (*summary)(void *userdata, const struct proc_summary *s);
         void *userdata;
@@ -72,6 +75,7 @@ struct engine {
         struct aio_call call;
         uint64_t processed_up_to;
         uint64_t drains; /* a generation for what is looked up at most once per drain */
+        uint32_t select_generation;
 };
 
 int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const struct event_table *events,
@@ -94,6 +98,9 @@ void engine_note_dropped(struct engine *e, size_t ring, uint64_t dropped_total);
 
 /* At the end of tracing, after the last drain: the summaries of the interval in progress. */
 void engine_finish(struct engine *e, uint64_t now);
+
+/* The selection changed: every thread is asked about again. */
+void engine_reselect(struct engine *e);
 
 /* What a reload may change while tracing. */
 void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns);

@@ -291,7 +291,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "unknown", s->unknown },         { "evicted", s->evicted },
                 { "in_flight", s->in_flight },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
-                { "no_memory", s->no_memory },
+                { "no_memory", s->no_memory },     { "unselectable", s->unselectable },
                 { "remote_reads", s->remote_reads }, { "skipped_reads", s->skipped_reads },
                 { "captured", s->captured },
                 { "bad_captures", s->bad_captures },

@@ -13,8 +13,10 @@
 
 void watch_threads_done(struct watch_threads *w) {
         free(w->tids);
+        free(w->followed);
         w->tids = NULL;
-        w->n = w->cap = 0;
+        w->followed = NULL;
+        w->n = w->cap = w->n_followed = w->cap_followed = 0;
 }
 
 static int add_tid(struct watch_threads *w, uint32_t tid) {
@@ -52,29 +54,140 @@ void watch_threads_collect(struct watch_threads *w, const struct config *c,
                            void (*report)(void *userdata, const struct watch *entry, int error), void *userdata) {
         w->n = 0;
         for (size_t i = 0; i < c->n_watch; i++) {
-                if (c->watch[i].kind != WATCH_PID)
+                if (!(c->watch[i].keys & WATCH_KEY_PID))
                         continue;
                 int r = add_threads_of(w, c->watch[i].pid);
                 if (r < 0 && report)
                         report(userdata, &c->watch[i], r);
         }
+        /* the followed processes that are still there */
+        size_t kept = 0;
+        for (size_t i = 0; i < w->n_followed; i++)
+                if (add_threads_of(w, (pid_t) w->followed[i].tgid) >= 0)
+                        w->followed[kept++] = w->followed[i];
+        w->n_followed = kept;
 }
 
-static uint32_t tgid_of(const char *proc_root, uint32_t tid) {
+static uint32_t field_of(const char *status, const char *key) {
+        const char *t = strstr(status, key);
+        return t ? (uint32_t) strtoul(t + strlen(key), NULL, 10) : 0;
+}
+
+/* Tgid and PPid of PROC_ROOT/PID/status; 0 when it cannot be read. */
+static uint32_t status_ids(const char *proc_root, uint32_t pid, uint32_t *ret_ppid) {
         char path[128], buf[2048];
-        snprintf(path, sizeof(path), "%s/%u/status", proc_root, tid);
+        snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
         if (read_small_file(path, buf, sizeof(buf)) <= 0)
                 return 0;
-        const char *t = strstr(buf, "\nTgid:");
-        return t ? (uint32_t) strtoul(t + 6, NULL, 10) : 0;
+        if (ret_ppid)
+                *ret_ppid = field_of(buf, "\nPPid:");
+        return field_of(buf, "\nTgid:");
 }
 
-int watch_threads_fork(struct watch_threads *w, const struct config *c, uint32_t child_tid) {
-        uint32_t tgid = tgid_of(w->proc_root, child_tid);
-        for (size_t i = 0; tgid && i < c->n_watch; i++)
-                if (c->watch[i].kind == WATCH_PID && (uint32_t) c->watch[i].pid == tgid)
-                        return add_tid(w, child_tid);
+uint32_t watch_threads_root_of(const struct watch_threads *w, uint32_t tgid) {
+        for (size_t i = 0; i < w->n_followed; i++)
+                if (w->followed[i].tgid == tgid)
+                        return w->followed[i].root;
         return 0;
+}
+
+static int add_followed(struct watch_threads *w, uint32_t tgid, uint32_t root) {
+        if (watch_threads_root_of(w, tgid))
+                return 0;
+        if (w->n_followed == w->cap_followed) {
+                size_t cap = w->cap_followed ? 2 * w->cap_followed : 16;
+                struct watch_followed *p = realloc(w->followed, cap * sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
+                w->followed = p;
+                w->cap_followed = cap;
+        }
+        w->followed[w->n_followed++] = (struct watch_followed) { tgid, root };
+        return 1;
+}
+
+/* The watched pid whose children the process's children are: itself, or the one it was followed from. */
+static uint32_t follow_root(const struct watch_threads *w, const struct config *c, uint32_t tgid) {
+        for (size_t i = 0; i < c->n_watch; i++)
+                if (c->watch[i].children && (uint32_t) c->watch[i].pid == tgid)
+                        return tgid;
+        uint32_t root = watch_threads_root_of(w, tgid);
+        for (size_t i = 0; root && i < c->n_watch; i++)
+                if (c->watch[i].children && (uint32_t) c->watch[i].pid == root)
+                        return root;
+        return 0;
+}
+
+int watch_threads_find_children(struct watch_threads *w, const struct config *c) {
+        bool any = false;
+        for (size_t i = 0; i < c->n_watch; i++)
+                any = any || c->watch[i].children;
+        if (!any) {
+                w->n_followed = 0;
+                return 0;
+        }
+        DIR *dir = opendir(w->proc_root);
+        if (!dir)
+                return -errno;
+        struct { uint32_t pid, ppid; } *procs = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        int r = 0;
+        while (r >= 0 && (de = readdir(dir))) {
+                char *end;
+                unsigned long pid = strtoul(de->d_name, &end, 10);
+                if (*end || pid == 0)
+                        continue;
+                uint32_t ppid = 0;
+                if (status_ids(w->proc_root, (uint32_t) pid, &ppid) != pid)
+                        continue; /* gone, or a thread */
+                if (n == cap) {
+                        cap = cap ? 2 * cap : 256;
+                        void *p = realloc(procs, cap * sizeof(*procs));
+                        if (!p) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        procs = p;
+                }
+                procs[n].pid = (uint32_t) pid;
+                procs[n++].ppid = ppid;
+        }
+        closedir(dir);
+        /* until nothing new: each process whose parent is a root or followed */
+        for (bool grew = true; r >= 0 && grew;) {
+                grew = false;
+                for (size_t i = 0; r >= 0 && i < n; i++) {
+                        uint32_t root = procs[i].ppid ? follow_root(w, c, procs[i].ppid) : 0;
+                        if (root && !watch_threads_root_of(w, procs[i].pid) && follow_root(w, c, procs[i].pid) != procs[i].pid) {
+                                r = add_followed(w, procs[i].pid, root);
+                                grew = grew || r > 0;
+                        }
+                }
+        }
+        free(procs);
+        return r < 0 ? r : 0;
+}
+
+int watch_threads_fork(struct watch_threads *w, const struct config *c, uint32_t parent_tid, uint32_t child_tid) {
+        uint32_t tgid = status_ids(w->proc_root, child_tid, NULL);
+        if (!tgid)
+                return 0;
+        for (size_t i = 0; i < c->n_watch; i++)
+                if ((c->watch[i].keys & WATCH_KEY_PID) && (uint32_t) c->watch[i].pid == tgid)
+                        return add_tid(w, child_tid);
+        if (watch_threads_root_of(w, tgid))
+                return add_tid(w, child_tid);
+        if (tgid != child_tid)
+                return 0; /* a thread of a process not watched by pid */
+        uint32_t parent = status_ids(w->proc_root, parent_tid, NULL);
+        uint32_t root = parent ? follow_root(w, c, parent) : 0;
+        if (!root)
+                return 0;
+        int r = add_followed(w, tgid, root);
+        if (r >= 0)
+                r = add_tid(w, child_tid);
+        return r > 0 ? 2 : r;
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -89,17 +202,22 @@ static void put_or(struct outbuf *b) {
 
 int watch_filter(const struct config *c, const uint32_t *tids, size_t n_tids, const char *tid_field, bool with_comm,
                  char **ret) {
-        if (c->n_watch == 0) {
+        bool every = c->n_watch == 0;
+        for (size_t i = 0; i < c->n_watch; i++)
+                every = every || !(c->watch[i].keys & (WATCH_KEY_COMM | WATCH_KEY_PID));
+        if (every) {
+                /* an entry of units, cgroups, executables or users alone: the kernel's filter cannot say it, and
+                 * user space decides */
                 *ret = NULL;
                 return 0;
         }
         struct outbuf b = {};
         for (size_t i = 0; with_comm && i < c->n_watch; i++) {
                 const struct watch *w = &c->watch[i];
-                if (w->kind == WATCH_PID)
+                if (!(w->keys & WATCH_KEY_COMM))
                         continue;
                 put_or(&b);
-                outbuf_puts(&b, w->kind == WATCH_COMM ? "comm == \"" : "comm ~ \"");
+                outbuf_puts(&b, w->comm_glob ? "comm ~ \"" : "comm == \"");
                 outbuf_puts(&b, w->comm);
                 outbuf_putc(&b, '"');
         }
@@ -154,7 +272,7 @@ int watch_filter(const struct config *c, const uint32_t *tids, size_t n_tids, co
 
 static bool has_pid_watch(const struct config *c) {
         for (size_t i = 0; i < c->n_watch; i++)
-                if (c->watch[i].kind == WATCH_PID)
+                if (c->watch[i].keys & WATCH_KEY_PID)
                         return true;
         return false;
 }
@@ -197,17 +315,112 @@ bool watch_comms_fit_filter(const struct config *c) {
         return r != -E2BIG;
 }
 
+/* One entry as the config writes it, keys joined by "and". */
+static size_t describe_entry(const struct watch *w, char *buf, size_t size) {
+        size_t n = 0;
+#define PUT(...) n += (size_t) snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__)
+        const char *and = "";
+        if (w->keys & WATCH_KEY_COMM) {
+                PUT("comm %s \"%s\"", w->comm_glob ? "~" : "==", w->comm);
+                and = " and ";
+        }
+        if (w->keys & WATCH_KEY_PID) {
+                PUT("%spid %d%s", and, w->pid, w->children ? " and its children" : "");
+                and = " and ";
+        }
+        if (w->keys & WATCH_KEY_UNIT) {
+                PUT("%sunit %s", and, w->unit);
+                and = " and ";
+        }
+        if (w->keys & WATCH_KEY_CGROUP) {
+                PUT("%scgroup %s", and, w->cgroup);
+                and = " and ";
+        }
+        if (w->keys & WATCH_KEY_EXE) {
+                PUT("%sexe %s", and, w->exe);
+                and = " and ";
+        }
+        if ((w->keys & WATCH_KEY_UID) && w->user[0])
+                PUT("%suser %s", and, w->user);
+        else if (w->keys & WATCH_KEY_UID)
+                PUT("%suid %u", and, (unsigned) w->uid);
+#undef PUT
+        return n;
+}
+
 void watch_describe(const struct config *c, char *buf, size_t size) {
         size_t n = 0;
         buf[0] = 0;
         if (c->n_watch == 0)
                 snprintf(buf, size, "every process");
         for (size_t i = 0; i < c->n_watch && n < size; i++) {
-                const struct watch *w = &c->watch[i];
-                if (w->kind == WATCH_PID)
-                        n += (size_t) snprintf(buf + n, size - n, "%spid %d", i ? ", " : "", w->pid);
-                else
-                        n += (size_t) snprintf(buf + n, size - n, "%scomm %s \"%s\"", i ? ", " : "",
-                                               w->kind == WATCH_COMM ? "==" : "~", w->comm);
+                if (i)
+                        n += (size_t) snprintf(buf + n, size - n, ", ");
+                if (n < size)
+                        n += describe_entry(&c->watch[i], buf + n, size - n);
         }
+}
+
+static bool single_key(const struct watch *w) {
+        return !w->children && (w->keys & (w->keys - 1)) == 0;
+}
+
+static int class_of_key(unsigned key) {
+        switch (key) {
+        case WATCH_KEY_COMM:
+                return CAPTURE_CLASS_COMM;
+        case WATCH_KEY_PID:
+                return CAPTURE_CLASS_ID;
+        case WATCH_KEY_UID:
+                return CAPTURE_CLASS_UID;
+        case WATCH_KEY_EXE:
+                return CAPTURE_CLASS_EXE;
+        case WATCH_KEY_UNIT:
+                return CAPTURE_CLASS_UNIT;
+        default:
+                return CAPTURE_CLASS_CGROUP;
+        }
+}
+
+unsigned watch_combined_entries(const struct config *c) {
+        unsigned n = 0;
+        for (size_t i = 0; i < c->n_watch; i++)
+                n += !single_key(&c->watch[i]);
+        return n;
+}
+
+int watch_plan_build(const struct config *c, struct watch_plan *ret) {
+        if (watch_combined_entries(c) > CAPTURE_MAX_COMBINED)
+                return -E2BIG;
+        struct watch_plan p = { .n = c->n_watch };
+        if (c->n_watch && !(p.bits = calloc(c->n_watch, sizeof(*p.bits))))
+                return -ENOMEM;
+        unsigned next = _CAPTURE_CLASS_MAX;
+        for (size_t i = 0; i < c->n_watch; i++) {
+                const struct watch *w = &c->watch[i];
+                uint64_t bit = single_key(w) ? UINT64_C(1) << class_of_key(w->keys) : UINT64_C(1) << next++;
+                p.bits[i] = bit;
+                p.all |= bit;
+                for (unsigned k = WATCH_KEY_COMM; k <= WATCH_KEY_CGROUP; k <<= 1)
+                        if (w->keys & k)
+                                p.need[class_of_key(k)] |= bit;
+                if (w->children)
+                        p.follow |= bit;
+        }
+        p.n_combined = next - _CAPTURE_CLASS_MAX;
+        *ret = p;
+        return 0;
+}
+
+void watch_plan_done(struct watch_plan *p) {
+        free(p->bits);
+        *p = (struct watch_plan) {};
+}
+
+uint64_t watch_plan_follow_of(const struct watch_plan *p, const struct config *c, pid_t pid) {
+        uint64_t bits = 0;
+        for (size_t i = 0; i < p->n && i < c->n_watch; i++)
+                if (c->watch[i].children && c->watch[i].pid == pid)
+                        bits |= p->bits[i];
+        return bits;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture.h"
 #include "config.h"
 
 /* What PERF_EVENT_IOC_SET_FILTER takes: one page, NUL included. */
@@ -13,9 +14,16 @@
 /* Without the capture, the kernel selects with tracepoint filters: the config's comm patterns, and the threads
  * of its watched pids (common_pid is a thread id), listed from /proc at start and added as they are created.
  * (The capture's programs select by process themselves: they need none of this.) */
+struct watch_followed {
+        uint32_t tgid;
+        uint32_t root; /* the watched pid (children = true) it descends from */
+};
+
 struct watch_threads {
         uint32_t *tids;
         size_t n, cap;
+        struct watch_followed *followed; /* processes followed as children, created since or found in /proc */
+        size_t n_followed, cap_followed;
         const char *proc_root; /* "/proc" */
 };
 
@@ -24,9 +32,15 @@ void watch_threads_done(struct watch_threads *w);
  * cannot be listed (gone, or not allowed), with the config line that names it. */
 void watch_threads_collect(struct watch_threads *w, const struct config *c,
                            void (*report)(void *userdata, const struct watch *entry, int error), void *userdata);
-/* A thread was created (sched_process_fork): 1 when it is one of a watched pid's and was added to the set, 0 when
- * not (another process's, a child process, or gone already), negative errno. */
-int watch_threads_fork(struct watch_threads *w, const struct config *c, uint32_t child_tid);
+/* The descendants the config's children = true pids have now in /proc, followed from now on (with those
+ * followed before that are still there). */
+int watch_threads_find_children(struct watch_threads *w, const struct config *c);
+/* A thread was created (sched_process_fork): 1 when it is one of a watched or followed process's and was added
+ * to the set, 2 when it is a new process of one whose children are followed and was added; 0 when not (another
+ * process's, a child process not followed, or gone already), negative errno. */
+int watch_threads_fork(struct watch_threads *w, const struct config *c, uint32_t parent_tid, uint32_t child_tid);
+/* The watched pid a process followed as a child descends from; 0: none. */
+uint32_t watch_threads_root_of(const struct watch_threads *w, uint32_t tgid);
 
 /* The filter of each kind of tracepoint event; NULL: no filter (everything watched). */
 struct watch_filters {
@@ -50,3 +64,28 @@ bool watch_comms_fit_filter(const struct config *c);
 
 /* "comm == \"fio\", pid 42", or "every process": what the config watches, for the daemon's messages. */
 void watch_describe(const struct config *c, char *buf, size_t size);
+
+/* The capture's selection (bpf/capture.h): each entry's bit, and which entries need each class of key.  -E2BIG
+ * when more than CAPTURE_MAX_COMBINED entries need a bit of their own. */
+struct watch_plan {
+        uint64_t *bits; /* per entry */
+        size_t n;
+        uint64_t all;
+        uint64_t need[_CAPTURE_CLASS_MAX];
+        uint64_t follow;
+        unsigned n_combined;
+};
+
+int watch_plan_build(const struct config *c, struct watch_plan *ret);
+void watch_plan_done(struct watch_plan *p);
+/* The entries that follow the children of pid. */
+uint64_t watch_plan_follow_of(const struct watch_plan *p, const struct config *c, pid_t pid);
+
+/* How many entries would need a bit of their own. */
+unsigned watch_combined_entries(const struct config *c);
+
+/* What a watch entry cannot watch now, said to the user with its config line. */
+struct watch_report {
+        void (*note)(void *userdata, const struct watch *entry, const char *what);
+        void *userdata;
+};

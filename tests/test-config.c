@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
+#include "watch.h"
 #include "test.h"
 
 static char dir[] = "/tmp/aiotraced-config.XXXXXX";
@@ -93,9 +94,10 @@ static void test_every_key(void) {
         if (!c)
                 return;
         CHECK_EQ(c->n_watch, 3);
-        CHECK(c->watch[0].kind == WATCH_COMM && strcmp(c->watch[0].comm, "tst") == 0 && c->watch[0].line == 2);
-        CHECK(c->watch[1].kind == WATCH_COMM_GLOB && strcmp(c->watch[1].comm, "postgres*") == 0);
-        CHECK(c->watch[2].kind == WATCH_PID && c->watch[2].pid == 42);
+        CHECK(c->watch[0].keys == WATCH_KEY_COMM && !c->watch[0].comm_glob && strcmp(c->watch[0].comm, "tst") == 0 &&
+              c->watch[0].line == 2);
+        CHECK(c->watch[1].keys == WATCH_KEY_COMM && c->watch[1].comm_glob && strcmp(c->watch[1].comm, "postgres*") == 0);
+        CHECK(c->watch[2].keys == WATCH_KEY_PID && c->watch[2].pid == 42 && !c->watch[2].children);
         CHECK(c->capture == CAPTURE_REMOTE_READ);
         CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SYSCALLS);
         CHECK_EQ(c->summary_interval, 10);
@@ -141,8 +143,21 @@ static void test_errors(void) {
                 { "watch = ( { comm = \"averyveryverylongname\"; } );\n", 1, "can never match" },
                 { "watch = (\n  { comm = \"ok\"; },\n  { cmd = \"x\"; }\n);\n", 3, "unknown key 'cmd' in a watch entry" },
                 { "watch = ( { pid = -3; } );\n", 1, "pid = -3 is out of range" },
-                { "watch = ( { pid = 1; comm = \"x\"; } );\n", 1, "not both" },
-                { "watch = ( { } );\n", 1, "empty watch entry" },
+                { "watch = ( { uid = 1; user = \"root\"; } );\n", 1, "one of user or uid, not both" },
+                { "watch = ( { user = \"no-such-user-here\"; } );\n", 1, "user \"no-such-user-here\": no such user" },
+                { "watch = ( { uid = 4294967295L; } );\n", 1, "uid = 4294967295 is out of range" },
+                { "watch = (\n { comm = \"x\"; children = true; } );\n", 2, "children = true follows the descendants "
+                                                                          "of a pid: give pid too" },
+                { "watch = ( { pid = 3; children = 1; } );\n", 1, "children must be true or false" },
+                { "watch = ( { unit = \"mariadb\"; } );\n", 1, "unit \"mariadb\" is not the full name of a unit" },
+                { "watch = ( { unit = \"a/b.service\"; } );\n", 1, "is not the full name of a unit" },
+                { "watch = ( { unit = \"x.timer\"; } );\n", 1, "is not the full name of a unit with processes" },
+                { "watch = ( { cgroup = \"system.slice\"; } );\n", 1, "cgroup \"system.slice\" is not a cgroup v2 path" },
+                { "watch = ( { cgroup = \"/system.slice/\"; } );\n", 1, "is not a cgroup v2 path" },
+                { "watch = ( { exe = \"mariadbd\"; } );\n", 1, "exe \"mariadbd\" is not the absolute path of a file" },
+                { "watch = ( { exe = \"/usr/sbin/\"; } );\n", 1, "is not the absolute path of a file" },
+                { "watch = ( { comm = 3; } );\n", 1, "comm must be a string" },
+                { "watch = ( { } );\n", 1, "empty watch entry: give comm, pid, unit, cgroup, exe, user or uid" },
                 { "watch = \"tst\";\n", 1, "watch must be a list" },
                 { "output = 1;\n", 1, "output must be a group" },
                 { "output = { sink = \"syslog\"; };\n", 1,
@@ -199,6 +214,42 @@ static const char *many_comms(unsigned n, bool glob, const char *capture) {
         return text;
 }
 
+/* Keys combine within an entry; each is kept as written. */
+static void test_watch_keys(void) {
+        struct config *c = load_text("watch = (\n"
+                                     "  { unit = \"mariadb.service\"; comm = \"ib_io_*\"; },\n"
+                                     "  { cgroup = \"/system.slice/docker-*.scope\"; },\n"
+                                     "  { exe = \"/usr/sbin/mariadbd\"; user = \"root\"; },\n"
+                                     "  { uid = 999; },\n"
+                                     "  { pid = 7; children = true; }\n"
+                                     ");\n");
+        CHECK(c && c->n_watch == 5);
+        if (!c)
+                return;
+        CHECK(c->watch[0].keys == (WATCH_KEY_UNIT | WATCH_KEY_COMM) && c->watch[0].comm_glob &&
+              strcmp(c->watch[0].unit, "mariadb.service") == 0 && c->watch[0].line == 2);
+        CHECK(c->watch[1].keys == WATCH_KEY_CGROUP && strcmp(c->watch[1].cgroup, "/system.slice/docker-*.scope") == 0);
+        CHECK(c->watch[2].keys == (WATCH_KEY_EXE | WATCH_KEY_UID) && c->watch[2].uid == 0 &&
+              strcmp(c->watch[2].user, "root") == 0 && strcmp(c->watch[2].exe, "/usr/sbin/mariadbd") == 0);
+        CHECK(c->watch[3].keys == WATCH_KEY_UID && c->watch[3].uid == 999 && c->watch[3].user[0] == 0);
+        CHECK(c->watch[4].keys == WATCH_KEY_PID && c->watch[4].pid == 7 && c->watch[4].children);
+        char text[1024];
+        watch_describe(c, text, sizeof(text));
+        CHECK_STR(text, "comm ~ \"ib_io_*\" and unit mariadb.service, cgroup /system.slice/docker-*.scope, "
+                        "exe /usr/sbin/mariadbd and user root, uid 999, pid 7 and its children");
+        config_free(c);
+
+        /* 58 entries that combine keys fit the capture's mask; 59 do not */
+        char big[16384];
+        size_t len = (size_t) snprintf(big, sizeof(big), "watch = (");
+        for (unsigned i = 0; i < CAPTURE_MAX_COMBINED + 1; i++)
+                len += (size_t) snprintf(big + len, sizeof(big) - len, "%s { comm = \"c%u\"; uid = %u; }", i ? "," : "",
+                                         i, i);
+        snprintf(big + len, sizeof(big) - len, " );\n");
+        expect_error(big, 1, "the watch list has 59 entries that combine keys or follow children: the in-kernel "
+                             "capture takes at most 58");
+}
+
 /* The watch list is refused where it is applied and would not fit: the same at start, reload and check. */
 static void test_watch_limits(void) {
         struct config *c = load_text(many_comms(300, false, "bpf")); /* a hash of exact names */
@@ -207,8 +258,9 @@ static void test_watch_limits(void) {
         c = load_text(many_comms(64, true, "auto"));
         CHECK(c && c->n_watch == 64);
         config_free(c);
-        expect_error(many_comms(65, true, "bpf"), 2, "the watch list has 0 pids, 0 exact names and 65 globs: the "
-                                                   "in-kernel capture takes at most 4096, 1024 and 64");
+        expect_error(many_comms(65, true, "bpf"), 2, "the watch list has 0 pids, 0 exact names, 65 globs and 0 users, "
+                                                   "units and executables: the in-kernel capture takes at most 4096, "
+                                                   "1024, 64 and 1024");
         expect_error(many_comms(1025, false, "auto"), 2, "1025 exact names");
         expect_error(many_comms(200, false, "remote-read"), 2, "with capture = \"remote-read\" the watch list's comm "
                                                               "patterns make a kernel filter longer than the 4096 bytes");
@@ -447,6 +499,7 @@ int main(void) {
         RUN(test_unreadable);
         RUN(test_numbers_read_whole);
         RUN(test_not_a_file);
+        RUN(test_watch_keys);
         RUN(test_watch_limits);
         RUN(test_ownership);
         RUN(test_comm_patterns);

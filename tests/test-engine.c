@@ -75,6 +75,61 @@ static void merge_many_rings(const struct event_table *t) {
         }
 }
 
+static int select_answer, select_asked;
+
+static int answer_select(void *userdata, uint32_t pid, uint32_t tid, const char *comm) {
+        (void) userdata, (void) comm;
+        CHECK_EQ(pid, self_pid);
+        CHECK_EQ(tid, self_tid);
+        select_asked++;
+        return select_answer;
+}
+
+/* Decided in user space: a thread is asked about once; a reload asks again; one that cannot be told about is
+ * counted and asked again at its next record. */
+static void select_in_user_space(const struct event_table *t) {
+        CASE("the select callback: asked once a thread, again after engine_reselect, unselectable counted");
+        struct fake_ring f;
+        fake_ring_init(&f, 16384, 0);
+        struct ring ring;
+        CHECK_EQ(ring_init(&ring, f.base, FAKE_PAGE, 16384, 0), 0);
+        struct engine e;
+        struct engine_options opt = { .max_iocbs_per_call = 256, .max_inflight = 1024, .records = RECORD_SYSCALLS };
+        struct engine_callbacks cb = { .emit = collect_order, .select = answer_select };
+        CHECK_EQ(engine_init(&e, &ring, 1, t, &opt, &cb), 0);
+        const struct event_desc *exit_destroy = find(t, "sys_exit_io_destroy");
+        n_merged = 0;
+        uint64_t time = 1000;
+        select_answer = 0;
+        for (uint64_t i = 0; i < 3; i++)
+                put_event(&f, exit_destroy, 5, time++, 0, (uint64_t[]) { 100 + i });
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        CHECK_EQ(n_merged, 0);
+        CHECK_EQ(select_asked, 1);
+        select_answer = 1; /* the same thread, not asked again until the selection changes */
+        put_event(&f, exit_destroy, 5, time++, 0, (uint64_t[]) { 103 });
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        CHECK_EQ(n_merged, 0);
+        engine_reselect(&e);
+        put_event(&f, exit_destroy, 5, time++, 0, (uint64_t[]) { 104 });
+        put_event(&f, exit_destroy, 5, time++, 0, (uint64_t[]) { 105 });
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        CHECK_EQ(select_asked, 2);
+        CHECK_EQ(n_merged, 2);
+        CHECK(merged[0] == 104 && merged[1] == 105);
+        engine_reselect(&e);
+        select_answer = -ENOENT;
+        put_event(&f, exit_destroy, 5, time++, 0, (uint64_t[]) { 106 });
+        put_event(&f, exit_destroy, 5, time++, 0, (uint64_t[]) { 107 });
+        CHECK(!engine_drain(&e, UINT64_MAX));
+        CHECK_EQ(select_asked, 4);
+        CHECK_EQ(e.stats.unselectable, 2);
+        CHECK_EQ(n_merged, 2);
+        engine_done(&e);
+        ring_done(&ring);
+        fake_ring_free(&f);
+}
+
 int main(void) {
         self_pid = (uint32_t) getpid();
         self_tid = (uint32_t) syscall(SYS_gettid);
@@ -244,6 +299,7 @@ int main(void) {
         fake_ring_free(&f1);
 
         merge_many_rings(t);
+        select_in_user_space(t);
 
         event_table_free(t);
         outbuf_free(&out);

@@ -25,7 +25,7 @@ static struct config *load(const char *text) {
 }
 
 /* PROC/PID/task/TID for each thread, and PROC/TID/status with its Tgid. */
-static void fake_thread(const char *proc, unsigned pid, unsigned tid) {
+static void fake_task(const char *proc, unsigned pid, unsigned tid, unsigned ppid) {
         char path[512];
         snprintf(path, sizeof(path), "%s/%u", proc, pid);
         mkdir(path, 0755);
@@ -37,8 +37,13 @@ static void fake_thread(const char *proc, unsigned pid, unsigned tid) {
         mkdir(path, 0755);
         snprintf(path, sizeof(path), "%s/%u/status", proc, tid);
         FILE *f = fopen(path, "we");
-        fprintf(f, "Name:\tx\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%u\nNgid:\t0\nPid:\t%u\n", pid, tid);
+        fprintf(f, "Name:\tx\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%u\nNgid:\t0\nPid:\t%u\nPPid:\t%u\n", pid,
+                tid, ppid);
         fclose(f);
+}
+
+static void fake_thread(const char *proc, unsigned pid, unsigned tid) {
+        fake_task(proc, pid, tid, 1);
 }
 
 static void test_filter_text(void) {
@@ -117,14 +122,60 @@ static void test_threads_and_forks(void) {
         /* a thread of pid 100 created later joins; pid 300's does not; one already gone does not */
         fake_thread(proc, 100, 102);
         fake_thread(proc, 300, 301);
-        CHECK_EQ(watch_threads_fork(&w, c, 102), 1);
-        CHECK_EQ(watch_threads_fork(&w, c, 102), 0); /* already there */
-        CHECK_EQ(watch_threads_fork(&w, c, 301), 0);
-        CHECK_EQ(watch_threads_fork(&w, c, 999), 0);
+        CHECK_EQ(watch_threads_fork(&w, c, 100, 102), 1);
+        CHECK_EQ(watch_threads_fork(&w, c, 100, 102), 0); /* already there */
+        CHECK_EQ(watch_threads_fork(&w, c, 300, 301), 0);
+        CHECK_EQ(watch_threads_fork(&w, c, 100, 999), 0);
+        /* a child process of a pid whose children are not followed is not watched */
+        fake_task(proc, 103, 103, 100);
+        CHECK_EQ(watch_threads_fork(&w, c, 100, 103), 0);
         CHECK_EQ(w.n, 3);
         /* collected again (a reload): what is there now, no more */
         watch_threads_collect(&w, c, NULL, NULL);
         CHECK_EQ(w.n, 3);
+        watch_threads_done(&w);
+        config_free(c);
+}
+
+/* children = true: the descendants there are now, found in /proc, and those created later, recursively;
+ * gone ones are dropped when collected again. */
+static void test_children(void) {
+        char proc[300];
+        snprintf(proc, sizeof(proc), "%s/proc2", dir);
+        mkdir(proc, 0755);
+        fake_task(proc, 500, 500, 1);
+        fake_task(proc, 501, 501, 500);   /* a child */
+        fake_task(proc, 502, 502, 501);   /* a grandchild */
+        fake_task(proc, 502, 503, 501);   /* its thread */
+        fake_task(proc, 600, 600, 1);     /* another tree */
+        fake_task(proc, 601, 601, 600);
+        struct config *c = load("watch = ( { pid = 500; children = true; }, { pid = 600; } );\n");
+        if (!c)
+                return;
+        struct watch_threads w = { .proc_root = proc };
+        CHECK_EQ(watch_threads_find_children(&w, c), 0);
+        CHECK_EQ(w.n_followed, 2);
+        CHECK_EQ(watch_threads_root_of(&w, 501), 500);
+        CHECK_EQ(watch_threads_root_of(&w, 502), 500);
+        CHECK_EQ(watch_threads_root_of(&w, 601), 0);
+        watch_threads_collect(&w, c, NULL, NULL);
+        CHECK_EQ(w.n, 5); /* 500, 501, 502, 503, 600 */
+        /* created later: a child of the grandchild, then a thread of it; a child of 600 is not followed */
+        fake_task(proc, 510, 510, 502);
+        CHECK_EQ(watch_threads_fork(&w, c, 503, 510), 2);
+        CHECK_EQ(watch_threads_root_of(&w, 510), 500);
+        fake_task(proc, 510, 511, 502);
+        CHECK_EQ(watch_threads_fork(&w, c, 510, 511), 1);
+        fake_task(proc, 602, 602, 600);
+        CHECK_EQ(watch_threads_fork(&w, c, 600, 602), 0);
+        CHECK_EQ(w.n, 7);
+        /* the grandchild ends: not collected again */
+        char path[512];
+        snprintf(path, sizeof(path), "rm -rf %s/502", proc);
+        CHECK_EQ(system(path), 0);
+        watch_threads_collect(&w, c, NULL, NULL);
+        CHECK_EQ(watch_threads_root_of(&w, 502), 0);
+        CHECK_EQ(watch_threads_root_of(&w, 510), 500);
         watch_threads_done(&w);
         config_free(c);
 }
@@ -143,12 +194,44 @@ static void test_describe(void) {
         config_free(c);
 }
 
+/* The capture's bits: entries of one key share their class's bit, the others have one each. */
+static void test_plan(void) {
+        struct config *c = load("watch = ( { comm = \"a\"; }, { comm = \"b*\"; }, { pid = 3; }, { uid = 7; },\n"
+                                "  { unit = \"u.service\"; comm = \"x\"; }, { pid = 4; children = true; },\n"
+                                "  { exe = \"/bin/true\"; }, { cgroup = \"/a\"; } );\n");
+        CHECK(c != NULL);
+        if (!c)
+                return;
+        struct watch_plan p;
+        CHECK_EQ(watch_plan_build(c, &p), 0);
+        uint64_t comm = 1u << CAPTURE_CLASS_COMM, id = 1u << CAPTURE_CLASS_ID, own = 1u << _CAPTURE_CLASS_MAX;
+        CHECK_EQ(p.bits[0], comm);
+        CHECK_EQ(p.bits[1], comm);
+        CHECK_EQ(p.bits[2], id);
+        CHECK_EQ(p.bits[3], 1u << CAPTURE_CLASS_UID);
+        CHECK_EQ(p.bits[4], own);
+        CHECK_EQ(p.bits[5], own << 1);
+        CHECK_EQ(p.bits[6], 1u << CAPTURE_CLASS_EXE);
+        CHECK_EQ(p.bits[7], 1u << CAPTURE_CLASS_CGROUP);
+        CHECK_EQ(p.need[CAPTURE_CLASS_COMM], comm | own);
+        CHECK_EQ(p.need[CAPTURE_CLASS_UNIT], own);
+        CHECK_EQ(p.need[CAPTURE_CLASS_ID], id | own << 1);
+        CHECK_EQ(p.follow, own << 1);
+        CHECK_EQ(p.n_combined, 2);
+        CHECK_EQ(watch_plan_follow_of(&p, c, 4), own << 1);
+        CHECK_EQ(watch_plan_follow_of(&p, c, 3), 0);
+        watch_plan_done(&p);
+        config_free(c);
+}
+
 int main(void) {
         if (!mkdtemp(dir))
                 return 99;
+        RUN(test_plan);
         RUN(test_filter_text);
         RUN(test_filters_of_each_event);
         RUN(test_threads_and_forks);
+        RUN(test_children);
         RUN(test_describe);
         char cmd[400];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
