@@ -104,6 +104,47 @@ PY
 $C journalctl -u aiotraced AIO_OP=pwrite AIO_PATH=/var/tmp/w/c.dat -o cat | grep -c 'request completed' |
         grep -qx 3 || fail "journalctl AIO_OP=pwrite AIO_PATH=... does not give the three writes to c.dat"
 
+echo "== watch a unit: every call of it exact, in each of its runs (a new cgroup each); the same program in another"
+echo "   unit absent; a unit not there yet said so, and traced from its start"
+unit_file() { # NAME: a oneshot running the workload, its truth named for the run
+        $C sh -c "cat >/etc/systemd/system/$1.service" <<EOF
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'exec /usr/local/bin/aio-workload --comm aio-sel --truth /var/tmp/$1-\$\$INVOCATION_ID.truth --dir /var/tmp/w --pause-us 20000'
+EOF
+}
+unit_file aio-sel
+unit_file aio-other
+$C systemctl daemon-reload
+for cap in bpf remote-read; do
+        $C sh -c 'rm -f /var/tmp/aio-sel-*.truth /var/tmp/aio-other-*.truth'
+        conf 'watch = ( { unit = "aio-sel.service"; } );' 'drain_interval_ms = 5;' "capture = \"$cap\";" \
+                'records = [ "syscalls" ];'
+        $C systemctl start aiotraced || fail "systemctl start failed"
+        invocation=$($C systemctl show -p InvocationID --value aiotraced)
+        $C systemctl start aio-sel.service || fail "aio-sel.service failed"
+        $C systemctl restart aio-sel.service || fail "aio-sel.service failed at restart"
+        $C systemctl start aio-other.service || fail "aio-other.service failed"
+        $C systemctl stop aiotraced
+        $C journalctl --sync
+        $C journalctl -o json _SYSTEMD_INVOCATION_ID="$invocation" >"$T/sel-$cap.json"
+        truths=()
+        n=0
+        for f in $($C sh -c 'ls /var/tmp/aio-sel-*.truth'); do
+                $C cat "$f" >"$T/sel-$cap-$n.truth"
+                truths+=(--truth "$T/sel-$cap-$n.truth")
+                n=$((n + 1))
+        done
+        [ "$n" = 2 ] || fail "aio-sel.service did not run twice"
+        $C sh -c 'cat /var/tmp/aio-other-*.truth' >"$T/sel-$cap-other.truth"
+        exact=
+        [ "$cap" = bpf ] && exact=--strict
+        "$PYTHON3" "$top_srcdir/tests/compare.py" --journal --trace "$T/sel-$cap.json" "${truths[@]}" \
+                --unwatched "$T/sel-$cap-other.truth" $exact || fail "the unit's calls differ from the truth ($cap)"
+        grep -q 'watch unit aio-sel.service: the unit has no cgroup now: it is watched from its start' "$T/sel-$cap.json" ||
+                fail "a unit not there yet was not said to be ($cap)"
+done
+
 echo "== metrics of a program run as a unit: labelled with it, written where the unit may write"
 $C mkdir -p /var/lib/prometheus/node-exporter
 conf 'watch = ( { comm = "aio-unit3"; } );' 'drain_interval_ms = 5;' "$ALL" \
