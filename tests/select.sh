@@ -95,6 +95,29 @@ for cap in bpf remote-read; do
         stop_daemon "$C.user.out"
         compare --trace "$C.user.out" --truth "$T/wn/user.truth" --unwatched "$C.user-root.truth" $exact
 
+        echo "== $cap a process of a watched user gone before the daemon read its records"
+        # The capture decided at each call: every call is there.  Read afterwards the daemon decides from /proc,
+        # which no longer has the process: not traced, and its records counted as unselectable.
+        start_daemon "$C.user.conf" "$C.gone.out"
+        kill -STOP "$DAEMON_PID"
+        setpriv --reuid="$nobody_uid" --regid="$(id -g nobody)" --clear-groups "$T/bin1/aio-workload" \
+                --comm aio-sel --truth "$T/wn/gone.truth" --dir "$T/wn" || fail "workload failed as nobody"
+        kill -CONT "$DAEMON_PID"
+        stop_daemon "$C.gone.out"
+        unselectable=$(stat_of "$C.gone.out" unselectable)
+        if [ "$cap" = bpf ]; then
+                compare --trace "$C.gone.out" --truth "$T/wn/gone.truth" $exact
+                [ "$unselectable" = 0 ] || fail "the capture counted $unselectable records unselectable"
+        else
+                gone_pid=$(sed -n 's/^process pid=\([0-9]*\) .*/\1/p' "$T/wn/gone.truth")
+                grep -q "^\[aio-sel - $gone_pid - " "$C.gone.out" &&
+                        fail "a process gone before it could be checked was traced"
+                calls=$(grep -c '^call ' "$T/wn/gone.truth")
+                [ "$unselectable" -ge "$calls" ] ||
+                        fail "unselectable = $unselectable, fewer than the $calls calls of the gone process"
+                echo "read afterwards: $unselectable records of the gone process counted unselectable ($calls calls)"
+        fi
+
         echo "== $cap children = true: a child, and a grandchild forked after a reload, each from its first call"
         # Read afterwards, a new process or thread is followed once its fork record is processed: each waits a
         # little first (the README's known limits).
