@@ -117,3 +117,20 @@ GLOB_INLINE int glob_step(struct glob_state *g) {
                 return d == 0 ? glob_decide(g, 1) : 0;
         return glob_backtrack(g, c);
 }
+
+#ifndef __bpf__
+#include <stdio.h>
+
+/* The whole match in user space, step by step as the program runs it: 1, 0, or -1 when it is not decided
+ * within the steps the program has. */
+static inline int glob_match(const char *pat, const char *str) {
+        struct glob_state g = {};
+        snprintf(g.pat, sizeof(g.pat), "%s", pat);
+        snprintf(g.str, sizeof(g.str), "%s", str);
+        glob_start(&g);
+        for (unsigned i = 0; i < GLOB_MAX_STEPS; i++)
+                if (glob_step(&g))
+                        return g.result;
+        return -1;
+}
+#endif

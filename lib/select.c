@@ -88,18 +88,6 @@ bool cgroup_path_in_unit(const char *path, const char *unit) {
         return false;
 }
 
-/* The glob as the kernel's filter and the capture match it (bpf/glob_step.h), not as fnmatch(3) does. */
-static bool comm_glob_matches(const char *pattern, const char *comm) {
-        struct glob_state g = {};
-        snprintf(g.pat, sizeof(g.pat), "%s", pattern);
-        snprintf(g.str, sizeof(g.str), "%s", comm);
-        glob_start(&g);
-        for (unsigned i = 0; i < GLOB_MAX_STEPS; i++)
-                if (glob_step(&g))
-                        return g.result == 1;
-        return false;
-}
-
 static bool exe_is(const struct watch *w, const struct proc_facts *f) {
         if (!f->have_exe)
                 return false;
@@ -115,8 +103,9 @@ static bool exe_is(const struct watch *w, const struct proc_facts *f) {
 }
 
 bool watch_entry_selects(const struct watch *w, const struct proc_facts *f) {
+        /* the glob as the kernel's filter and the capture match it, not as fnmatch(3) does */
         if ((w->keys & WATCH_KEY_COMM) &&
-            (w->comm_glob ? !comm_glob_matches(w->comm, f->comm) : strncmp(w->comm, f->comm, COMM_MAX) != 0))
+            (w->comm_glob ? glob_match(w->comm, f->comm) != 1 : strncmp(w->comm, f->comm, COMM_MAX) != 0))
                 return false;
         if ((w->keys & WATCH_KEY_PID) && (uint32_t) w->pid != f->tgid &&
             !(w->children && f->followed_root == (uint32_t) w->pid))
