@@ -151,10 +151,14 @@ struct build {
         __u64 last_ino;
 };
 
-/* The keys a verdict looks up that are too large for the stack. */
+/* The keys a verdict looks up that are too large for the stack, and the walk up the cgroup tree. */
 struct lookup_keys {
         struct capture_exe_name_key exe_name;
         struct capture_unit_key unit;
+        __u64 kn;          /* the cgroup directory being looked at */
+        __u64 unit_bits;   /* what the walk found so far */
+        __u64 cgroup_bits;
+        __u32 want_units, want_cgroups, set;
 };
 
 struct scratch {
@@ -357,32 +361,48 @@ static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn) {
         return BPF_CORE_READ(kn, __parent);
 }
 
+/* One level of the walk up the cgroup tree: its id and its name against the maps, then its parent.  Under
+ * bpf_loop(), so the verifier looks at one level, not CAPTURE_CGROUP_DEPTH of them in every program. */
+static long cgroup_level(__u32 index __attribute__((unused)), void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        if (!s || !s->k.kn)
+                return 1;
+        struct kernfs_node *kn = (struct kernfs_node *) s->k.kn;
+        if (s->k.want_cgroups) {
+                struct capture_cgroup_key key = { .set = s->k.set, .id = BPF_CORE_READ(kn, id) };
+                s->k.cgroup_bits |= lookup_mask(&watch_cgroups, &key);
+        }
+        if (s->k.want_units) {
+                struct capture_unit_key *uk = &s->k.unit;
+                __builtin_memset(uk, 0, sizeof(*uk));
+                uk->set = s->k.set;
+                if (bpf_probe_read_kernel_str(uk->name, sizeof(uk->name), BPF_CORE_READ(kn, name)) > 0)
+                        s->k.unit_bits |= lookup_mask(&watch_units, uk);
+        }
+        s->k.kn = (__u64) kn_parent(kn);
+        return 0;
+}
+
 /* The entries the thread's cgroup v2 satisfies, by a unit's name or by a cgroup's id, at its own level or
  * any above. */
 static __always_inline void cgroup_bits(struct loop_ctx *l, const struct capture_watch *w, __u64 *ret_unit,
                                         __u64 *ret_cgroup) {
+        struct scratch *s = scratch_of(l);
+        *ret_unit = *ret_cgroup = 0;
+        if (!s)
+                return;
         struct task_struct *task = bpf_get_current_task_btf();
-        struct kernfs_node *kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
-        __u64 unit = 0, cgroup = 0;
-        __u32 set = w->set;
-        int want_units = w->need[CAPTURE_CLASS_UNIT] != 0, want_cgroups = w->need[CAPTURE_CLASS_CGROUP] != 0;
-        for (int i = 0; i < CAPTURE_CGROUP_DEPTH && kn; i++) {
-                if (want_cgroups) {
-                        struct capture_cgroup_key key = { .set = set, .id = BPF_CORE_READ(kn, id) };
-                        cgroup |= lookup_mask(&watch_cgroups, &key);
-                }
-                struct scratch *s = scratch_of(l);
-                if (want_units && s) {
-                        struct capture_unit_key *uk = &s->k.unit;
-                        __builtin_memset(uk, 0, sizeof(*uk));
-                        uk->set = set;
-                        if (bpf_probe_read_kernel_str(uk->name, sizeof(uk->name), BPF_CORE_READ(kn, name)) > 0)
-                                unit |= lookup_mask(&watch_units, uk);
-                }
-                kn = kn_parent(kn);
-        }
-        *ret_unit = unit;
-        *ret_cgroup = cgroup;
+        s->k.kn = (__u64) BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+        s->k.unit_bits = s->k.cgroup_bits = 0;
+        s->k.want_units = w->need[CAPTURE_CLASS_UNIT] != 0;
+        s->k.want_cgroups = w->need[CAPTURE_CLASS_CGROUP] != 0;
+        s->k.set = w->set & 1;
+        bpf_loop(CAPTURE_CGROUP_DEPTH, cgroup_level, l, 0);
+        s = scratch_of(l);
+        if (!s)
+                return;
+        *ret_unit = s->k.unit_bits;
+        *ret_cgroup = s->k.cgroup_bits;
 }
 
 /* Whether the current thread is watched: every class an entry needs must keep its bit.  The verdict is kept
