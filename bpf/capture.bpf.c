@@ -516,12 +516,16 @@ static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct t
 /* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
 /* The enter is kept in the thread's storage and travels in the exit's record: one record per call.  Only a
  * thread without storage has its enter written as a record of its own. */
+static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_ctx *l);
+
 static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         if (ts) {
                 if (!watched(&l, ts))
                         return NEUTRAL;
+                if (sc == AIO_IO_DESTROY)
+                        ring_at_destroy(ctx, &l);
                 for (int i = 0; i < 6; i++)
                         ts->args[i] = i < n_args ? ctx->args[i] : 0;
                 ts->enter_time = bpf_ktime_get_ns();
@@ -561,6 +565,78 @@ static __always_inline int put_segment(struct scratch *s, __u64 addr, __u32 len)
         s->b.off = off + SEG_HDR + padded;
         s->b.n_segs++;
         return 0;
+}
+
+/* n events of a ring at addr: 0, or -1 when they could not be read (or had no room). */
+static __always_inline int put_events(struct scratch *s, __u64 addr, __u32 n) {
+        __u32 off = s->b.off;
+        if (put_segment(s, addr, n * IO_EVENT_SIZE) < 0)
+                return -1;
+        struct capture_segment *seg = (void *) (s->buf + (off & (OFF_LIMIT - 1)));
+        return seg->valid == n * IO_EVENT_SIZE ? 0 : -1;
+}
+
+/* Where the last look at each context's ring stopped: the next look starts there. */
+struct ring_key {
+        __u32 tgid;
+        __u32 pad;
+        __u64 ctx;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, CAPTURE_MAX_RINGS);
+        __type(key, struct ring_key);
+        __type(value, __u32);
+} ring_tails SEC(".maps");
+
+/* The processes with a ring in ring_tails: what exit_group looks up before it walks that map. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, CAPTURE_MAX_RINGS);
+        __type(key, __u32);
+        __type(value, __u8);
+} ring_owners SEC(".maps");
+
+/* The completions the kernel wrote in ctx's ring since the last look (see CAPTURE_F_RING).  A first look starts
+ * at head: what was reaped before it is not known. */
+static __always_inline void capture_ring(struct scratch *s, __u64 ctx) {
+        __u32 hdr[AIO_RING_HEADER / 4];
+        if (!ctx || bpf_probe_read_user(hdr, sizeof(hdr), (const void *) ctx) != 0)
+                return;
+        __u32 nr = hdr[1], head = hdr[2], tail = hdr[3];
+        if (hdr[4] != AIO_RING_MAGIC || hdr[7] != AIO_RING_HEADER || nr == 0 || head >= nr || tail >= nr)
+                return;
+        struct ring_key key = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .ctx = ctx };
+        __u32 *seen = bpf_map_lookup_elem(&ring_tails, &key);
+        __u32 start = seen && *seen < nr ? *seen : head;
+        __u32 count = tail >= start ? tail - start : nr - start + tail;
+        if (!seen) {
+                __u8 one = 1;
+                bpf_map_update_elem(&ring_owners, &key.tgid, &one, BPF_ANY);
+        }
+        if (count == 0) {
+                if (!seen)
+                        bpf_map_update_elem(&ring_tails, &key, &tail, BPF_ANY);
+                return;
+        }
+        if (count > CAPTURE_RING_MAX)
+                count = CAPTURE_RING_MAX;
+        __u32 first = nr - start < count ? nr - start : count;
+        if (put_segment(s, ctx, AIO_RING_HEADER) < 0)
+                return;
+        s->b.flags |= CAPTURE_F_RING;
+        /* A ring page the process has not touched yet is not mapped for it, and the program cannot fault it in:
+         * what could not be read is read at a later look (the process touches it as it reaps). */
+        if (put_events(s, ctx + AIO_RING_HEADER + (__u64) start * IO_EVENT_SIZE, first) < 0)
+                return;
+        __u32 taken = first;
+        if (count > first && put_events(s, ctx + AIO_RING_HEADER, count - first) == 0)
+                taken = count;
+        __u32 next = start + taken;
+        if (next >= nr)
+                next -= nr;
+        bpf_map_update_elem(&ring_tails, &key, &next, BPF_ANY);
 }
 
 /* After a failed read of a whole array: how many of its leading elements can be read, one at a time. */
@@ -690,10 +766,11 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
         s->b.n_files = 0;
         s->b.last_fd = ~0u;
         bpf_loop(CAPTURE_MAX_ITEMS, iocb_step, l, 0);
-        s = scratch_of(l);
-        if (!s)
-                return;
-        /* The file table after the segments; without room for it, the paths are only looked up afterwards. */
+}
+
+/* The file table io_submit's iocbs named, after every segment; without room for it, the paths are only looked up
+ * afterwards. */
+static __always_inline void put_files(struct scratch *s) {
         __u32 off = s->b.off, size = s->b.n_files * sizeof(struct capture_file);
         if (size == 0 || size > sizeof(s->files) || off + size > CAPTURE_MAX_BYTES) {
                 s->b.n_files = 0;
@@ -778,6 +855,11 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         s = scratch_of(&l);
         if (!s)
                 return NEUTRAL;
+        if (!(s->b.flags & CAPTURE_F_NO_ARGS) &&
+            (sc == AIO_IO_SUBMIT || sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS))
+                capture_ring(s, a.args[0]);
+        if (sc == AIO_IO_SUBMIT)
+                put_files(s);
         struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
         __u32 size = s->b.off;
         h->magic = CAPTURE_MAGIC;
@@ -794,6 +876,49 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         bpf_get_current_comm(h->comm, sizeof(h->comm));
         output(ctx, s->buf, size & (OFF_LIMIT - 1));
         return NEUTRAL;
+}
+
+/* The completions written in a ring since the last look, in a record of their own: an io_destroy enter's
+ * (CAPTURE_F_RING_ONLY), whatever the program runs on; none new, no record.  The ring is forgotten: io_destroy
+ * unmaps it before it returns, and a process's end takes it along. */
+static __always_inline void ring_record(void *ctx, struct loop_ctx *l, __u64 ring, __s32 nr) {
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                return;
+        __u32 raw = 16 + 8; /* the enter's record: common, nr, padding, ctx */
+        s->b.off = raw + sizeof(struct capture_header);
+        s->b.n_segs = 0;
+        s->b.flags = CAPTURE_F_RING_ONLY;
+        s->b.n_files = 0;
+        capture_ring(s, ring);
+        struct ring_key key = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .ctx = ring };
+        bpf_map_delete_elem(&ring_tails, &key);
+        if (!(s->b.flags & CAPTURE_F_RING))
+                return;
+        count(CAPTURE_CNT_RECORDS);
+        put_common(s->buf, enter_tp_id[AIO_IO_DESTROY]);
+        *(__s32 *) (s->buf + 8) = nr;
+        *(__u32 *) (s->buf + 12) = 0;
+        *(__u64 *) (s->buf + 16) = ring;
+        struct capture_header *h = (void *) (s->buf + raw);
+        __u32 size = s->b.off;
+        h->magic = CAPTURE_MAGIC;
+        h->version = CAPTURE_VERSION;
+        h->flags = (__u16) s->b.flags;
+        h->n_segments = s->b.n_segs;
+        h->size = size - raw;
+        h->n_files = 0;
+        h->files_off = 0;
+        h->enter_cpu = 0;
+        h->reserved = 0;
+        h->enter_time = 0;
+        __builtin_memset(h->args, 0, sizeof(h->args));
+        bpf_get_current_comm(h->comm, sizeof(h->comm));
+        output(ctx, s->buf, size & (OFF_LIMIT - 1));
+}
+
+static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_ctx *l) {
+        ring_record(ctx, l, ctx->args[0], ctx->nr);
 }
 
 #define ENTER(name, sc, n_args)                                             \
@@ -854,6 +979,21 @@ static __always_inline void forget_followed(__u32 tgid) {
                 if (v && v->followed)
                         bpf_map_delete_elem(&watch_ids, &key);
         }
+}
+
+/* The rings of one process, found in ring_tails. */
+#define RINGS_AT_EXIT 8
+struct ring_walk {
+        __u32 tgid;
+        __u32 n;
+        __u64 ctx[RINGS_AT_EXIT];
+};
+
+static long collect_ring(void *map, struct ring_key *key, __u32 *tail, struct ring_walk *w) {
+        (void) map, (void) tail;
+        if (key->tgid == w->tgid && w->n < RINGS_AT_EXIT)
+                w->ctx[w->n++ & (RINGS_AT_EXIT - 1)] = key->ctx;
+        return 0;
 }
 
 SEC("tracepoint/sched/sched_process_exit")
@@ -922,4 +1062,20 @@ int proc_fork(__u64 *ctx) {
             !bpf_map_lookup_elem(&watch_ids, &key))
                 count(CAPTURE_CNT_FOLLOW_FULL);
         return 0;
+}
+
+/* A program that ends without io_destroy (QEMU's tools, most at exit): its rings' last completions, taken at
+ * exit_group while its memory is still there (at sched_process_exit it is gone).  A process killed by a signal
+ * makes no exit_group: what it had in flight is abandoned at its end. */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int proc_exit_group(struct enter_ctx *ctx) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        struct ring_walk w = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32) };
+        if (!bpf_map_lookup_elem(&ring_owners, &w.tgid))
+                return NEUTRAL;
+        bpf_map_delete_elem(&ring_owners, &w.tgid);
+        bpf_for_each_map_elem(&ring_tails, collect_ring, &w, 0);
+        for (__u32 i = 0; i < RINGS_AT_EXIT && i < w.n; i++)
+                ring_record(ctx, &l, w.ctx[i], ctx->nr);
+        return NEUTRAL;
 }

@@ -26,6 +26,7 @@ struct bpf_capture {
         struct capture *skel;
         struct bpf_link *links[EVENTS_MAX]; /* per event of the table, once attached */
         struct bpf_link *fork_link;         /* follows children */
+        struct bpf_link *exit_group_link;   /* the AIO rings' last completions */
         size_t n_events;
         int n_possible;
         uint32_t generation; /* of the watch list: 0 before the first */
@@ -71,8 +72,8 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
 /* A program whose event the table lacks (a kernel without it, or not asked for) is not loaded. */
 static bool program_wanted(const struct event_table *t, const char *name) {
         char want[64];
-        if (strcmp(name, "proc_fork") == 0)
-                return true; /* follows children: no event of the table */
+        if (strcmp(name, "proc_fork") == 0 || strcmp(name, "proc_exit_group") == 0)
+                return true; /* follows children; the AIO rings at exit: no event of the table */
         for (size_t k = 0; k < t->n_events; k++) {
                 program_name(&t->events[k], want, sizeof(want));
                 if (strcmp(want, name) == 0)
@@ -201,6 +202,7 @@ void bpf_capture_free(struct bpf_capture *c) {
         for (size_t k = 0; k < c->n_events; k++)
                 bpf_link__destroy(c->links[k]);
         bpf_link__destroy(c->fork_link);
+        bpf_link__destroy(c->exit_group_link);
         capture__destroy(c->skel);
         free(c->percpu);
         free(c);
@@ -224,11 +226,21 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
                         return r;
                 }
         }
-        if (!c->fork_link) {
-                c->fork_link = bpf_program__attach(c->skel->progs.proc_fork);
-                if (!c->fork_link) {
+        struct {
+                struct bpf_link **link;
+                struct bpf_program *prog;
+                const char *where;
+        } extra[] = {
+                { &c->fork_link, c->skel->progs.proc_fork, "sched:sched_process_fork" },
+                { &c->exit_group_link, c->skel->progs.proc_exit_group, "syscalls:sys_enter_exit_group" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(extra); i++) {
+                if (*extra[i].link)
+                        continue;
+                *extra[i].link = bpf_program__attach(extra[i].prog);
+                if (!*extra[i].link) {
                         int r = -errno;
-                        snprintf(error, error_size, "attaching the BPF program to sched:sched_process_fork: %s%s%s",
+                        snprintf(error, error_size, "attaching the BPF program to %s: %s%s%s", extra[i].where,
                                  strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
                         return r;
                 }

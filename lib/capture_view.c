@@ -98,3 +98,36 @@ bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_
         *ret = f;
         return true;
 }
+
+size_t capture_view_ring(const struct capture_view *v, uint64_t ctx, struct io_event *events, bool *reaped,
+                         size_t max) {
+        if (!(v->flags & CAPTURE_F_RING))
+                return 0;
+        size_t off = 0, n = 0;
+        bool in_ring = false;
+        uint32_t head = 0, tail = 0;
+        for (uint32_t i = 0; i < v->n_segments; i++) {
+                struct capture_segment s;
+                memcpy(&s, v->data + off, sizeof(s));
+                const uint8_t *bytes = v->data + off + sizeof(s);
+                off += sizeof(s) + padded(s.len);
+                if (!in_ring) {
+                        /* the ring's header (id, nr, head, tail, ...): the segments after it are its completions */
+                        in_ring = s.addr == ctx && s.len == AIO_RING_HEADER && s.valid == AIO_RING_HEADER;
+                        if (in_ring) {
+                                memcpy(&head, bytes + 8, sizeof(head));
+                                memcpy(&tail, bytes + 12, sizeof(tail));
+                        }
+                        continue;
+                }
+                if (s.addr < ctx + AIO_RING_HEADER || (s.addr - ctx - AIO_RING_HEADER) % IO_EVENT_SIZE)
+                        break;
+                uint64_t index = (s.addr - ctx - AIO_RING_HEADER) / IO_EVENT_SIZE;
+                for (uint32_t at = 0; at + IO_EVENT_SIZE <= s.valid && n < max; at += IO_EVENT_SIZE, index++) {
+                        memcpy(&events[n], bytes + at, IO_EVENT_SIZE);
+                        bool pending = head <= tail ? index >= head && index < tail : index >= head || index < tail;
+                        reaped[n++] = !pending;
+                }
+        }
+        return n;
+}

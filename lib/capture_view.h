@@ -37,3 +37,8 @@ void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size
 
 /* The open file iocb i's fd named during the call; false when the capture does not know it. */
 bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_file *ret);
+
+/* The completions captured from ctx's AIO ring (CAPTURE_F_RING), in ring order, at most max, each with whether
+ * the ring's head had passed it when it was captured (reaped): how many. */
+size_t capture_view_ring(const struct capture_view *v, uint64_t ctx, struct io_event *events, bool *reaped,
+                         size_t max);

@@ -221,11 +221,43 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
                 }
         }
         e->stats.calls++;
+        /* The ring's completions may be of earlier uses of iocbs an io_submit submits again, or of requests of
+         * this very call (done before it returned): matched before the call, then what is left after it.  Those
+         * an io_getevents returned are its own: after it. */
+        struct io_event seen[CAPTURE_RING_MAX];
+        bool reaped[CAPTURE_RING_MAX], taken[CAPTURE_RING_MAX];
+        size_t n_seen = r == 0 && call->args_known
+                                ? capture_view_ring(&capture, call->args[0], seen, reaped, CAPTURE_RING_MAX)
+                                : 0;
+        for (size_t i = 0; i < n_seen; i++)
+                taken[i] = call->syscall == AIO_IO_SUBMIT &&
+                           tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i], s->time);
         /* The requests it ended come after the call itself. */
         tracker_match(&e->tracker, call, e->drains);
+        for (size_t i = 0; i < n_seen; i++)
+                if (!taken[i])
+                        (void) tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i],
+                                                  s->time);
         if (e->opt.records & RECORD_SYSCALLS)
                 emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
         tracker_flush(&e->tracker);
+}
+
+/* io_destroy's enter, written by the capture only to carry the ring's last completions (CAPTURE_F_RING_ONLY):
+ * true when it was that. */
+static bool handle_ring_only(struct engine *e, const struct sample *s, const struct event_desc *d) {
+        struct capture_view v;
+        if (d->syscall != AIO_IO_DESTROY || capture_view_parse(s->raw, s->raw_size, d->record_size, &v) != 0 ||
+            !(v.flags & CAPTURE_F_RING_ONLY))
+                return false;
+        uint64_t ctx = load_field(s->raw, s->raw_size, d->args[0].offset, d->args[0].size);
+        struct io_event seen[CAPTURE_RING_MAX];
+        bool reaped[CAPTURE_RING_MAX];
+        size_t n = capture_view_ring(&v, ctx, seen, reaped, CAPTURE_RING_MAX);
+        for (size_t i = 0; i < n; i++)
+                (void) tracker_ring_event(&e->tracker, s->pid, ctx, &seen[i], reaped[i], s->time);
+        tracker_flush(&e->tracker);
+        return true;
 }
 
 /* Whether the daemon watches the thread, asked once (and again after an exec or a reload).  A thread that cannot
@@ -298,6 +330,8 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
         }
         th->last_tp = d->tp_id;
         th->last_id = s.id;
+        if (d->kind == EVENT_SYS_ENTER && handle_ring_only(e, &s, d))
+                return;
         if (d->kind == EVENT_SYS_ENTER)
                 handle_enter(e, th, &s, d);
         else

@@ -92,10 +92,17 @@ void request_fields(struct field_writer *w, const struct request *r) {
                         w->word(w, FIELD_NAME("ERRNO", "errno"), errno_name((int) -r->res, name));
                 }
                 w->s64(w, FIELD_NAME("RES2", "res2"), r->res2);
-                w->u64(w, FIELD_NAME("REAP_TID", "reap_tid"), r->reap_tid);
+                if (r->reaped_in_user_space)
+                        w->word(w, FIELD_NAME("REAPED", "reaped"), "user-space");
+                else
+                        w->u64(w, FIELD_NAME("REAP_TID", "reap_tid"), r->reap_tid);
         }
         if (r->submit_known && r->end_time >= r->submit_time) {
-                if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED)
+                /* reaped in user space: submit to when the completion was first seen, a bound */
+                if (r->reaped_in_user_space)
+                        w->u64(w, FIELD_NAME("LATENCY_AT_MOST_NSEC", "latency_at_most_nsec"),
+                               r->end_time - r->submit_time);
+                else if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED)
                         w->u64(w, FIELD_NAME("LATENCY_NSEC", "latency_nsec"), r->end_time - r->submit_time);
                 else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN)
                         w->u64(w, FIELD_NAME("INFLIGHT_NSEC", "inflight_nsec"), r->end_time - r->submit_time);
@@ -149,6 +156,8 @@ void summary_fields(struct field_writer *w, const struct proc_summary *s) {
                 w->u64(w, FIELD_NAME("UNMATCHED", "unmatched"), iv->unmatched);
         if (iv->unknown)
                 w->u64(w, FIELD_NAME("UNKNOWN", "unknown"), iv->unknown);
+        if (iv->reaped_in_user_space)
+                w->u64(w, FIELD_NAME("REAPED_IN_USER_SPACE", "reaped_in_user_space"), iv->reaped_in_user_space);
         w->u64(w, FIELD_NAME("INFLIGHT", "inflight"), s->inflight);
         w->u64(w, FIELD_NAME("INFLIGHT_MAX", "inflight_max"), iv->inflight_max);
         w->u64(w, FIELD_NAME("LAT_SAMPLES", "lat_samples"), s->latency->count);

@@ -292,6 +292,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "in_flight", s->in_flight },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },     { "unselectable", s->unselectable },
+                { "ring_seen", s->ring_seen },
                 { "remote_reads", s->remote_reads }, { "skipped_reads", s->skipped_reads },
                 { "captured", s->captured },
                 { "bad_captures", s->bad_captures },
@@ -390,7 +391,8 @@ static void format_request(struct outbuf *b, const struct request *r) {
         }
         if (r->submit_known && r->end_time >= r->submit_time) {
                 if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED) {
-                        d = span_lit(d, "latency = ");
+                        /* reaped in user space: from its submit to when its completion was first seen */
+                        d = r->reaped_in_user_space ? span_lit(d, "latency at most ") : span_lit(d, "latency = ");
                         d = span_u64(d, r->end_time - r->submit_time);
                         d = span_lit(d, " ns, ");
                 } else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN) {
@@ -414,7 +416,9 @@ static void format_request(struct outbuf *b, const struct request *r) {
                 d = span_lit(d, ", submitted by ");
                 d = span_u64(d, r->submit_tid);
         }
-        if (r->has_result) {
+        if (r->reaped_in_user_space)
+                d = span_lit(d, ", reaped in user space");
+        else if (r->has_result) {
                 d = span_lit(d, ", reaped by ");
                 d = span_u64(d, r->reap_tid);
         }
@@ -477,6 +481,10 @@ static void format_summary(struct outbuf *b, const struct proc_summary *s) {
         for (size_t i = 0; i < ELEMENTSOF(f2); i++) {
                 outbuf_puts(b, f2[i].name);
                 outbuf_u64(b, f2[i].v);
+        }
+        if (iv->reaped_in_user_space) {
+                outbuf_puts(b, ", reaped_in_user_space = ");
+                outbuf_u64(b, iv->reaped_in_user_space);
         }
         if (s->latency->count == 0)
                 outbuf_puts(b, ", latency = none");

@@ -27,10 +27,17 @@ struct proc {
         uint32_t n_inflight;
         uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
         uint64_t unidentified; /* completions that could not be read: explains requests never seen reaped */
+        bool reaps_by_call; /* io_getevents returned completions of it: one seen reaped in the ring may be in one */
+        uint32_t n_done_in_ring; /* of n_inflight: completed, seen in the ring, waiting to be known reaped */
         uint64_t interval_start;
         struct proc_interval iv;
         struct histogram *latency; /* allocated with the process, not per request */
 };
+
+/* Requests the kernel has not completed yet: those seen completed in the ring only wait to be known reaped. */
+static uint32_t in_flight(const struct proc *p) {
+        return p->n_inflight - p->n_done_in_ring;
+}
 
 const struct word *request_kind_word(enum request_kind k) {
         static const struct word names[_REQ_KIND_MAX] = {
@@ -192,6 +199,8 @@ static void node_remove(struct tracker *t, uint32_t n, struct proc *p, struct re
                 else
                         p->tail = x->pprev;
                 p->n_inflight--;
+                if (x->r.ring_seen)
+                        p->n_done_in_ring--;
         }
         *ret = x->r;
         x->gnext = t->free_head;
@@ -257,19 +266,37 @@ static void account_end(struct tracker *t, struct proc *p, const struct request 
                 else if (o && o->dir == AIO_OP_WRITE)
                         iv->bytes_written += (uint64_t) r->res;
         }
+        if (r->reaped_in_user_space)
+                iv->reaped_in_user_space++; /* its latency is a bound: not among the percentiles */
         if (r->kind == REQ_CANCELLED)
                 iv->cancelled++;
         else if (r->kind == REQ_STALE)
                 iv->stale++;
         else if (r->kind == REQ_UNMATCHED)
                 iv->unmatched++;
-        else if (r->kind == REQ_COMPLETED && r->end_time >= r->submit_time)
+        else if (r->kind == REQ_COMPLETED && !r->reaped_in_user_space && r->end_time >= r->submit_time)
                 histogram_add(p->latency, r->end_time - r->submit_time);
 }
 
+/* A request whose completion was seen in its ring and that no call reaped: the program reaped it itself. */
+static void end_reaped_in_user_space(struct tracker *t, struct proc *p, struct request *r) {
+        r->end_time = r->ring_time;
+        r->end = END_REAPED;
+        r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
+        r->reaped_in_user_space = true;
+        r->has_result = true;
+        r->res = r->ring_res;
+        r->res2 = r->ring_res2;
+        account_end(t, p, r);
+}
+
 /* A request that will never be seen reaped: abandoned, or unknown when its process had completions that could
- * not be read (it may have been one of them). */
+ * not be read (it may have been one of them); or, its completion seen in the ring, reaped in user space. */
 static void end_unreaped(struct tracker *t, struct proc *p, struct request *r, uint64_t time, enum request_end why) {
+        if (r->ring_seen) {
+                end_reaped_in_user_space(t, p, r);
+                return;
+        }
         r->end_time = time;
         r->end = why;
         r->kind = REQ_ABANDONED;
@@ -410,12 +437,16 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
                         return;
                 }
                 node_remove(t, n, p, old);
-                if (p->unidentified > 0)
-                        p->unidentified--;
-                old->end_time = call->enter_time;
-                old->end = END_RESUBMITTED;
-                old->kind = REQ_UNKNOWN;
-                account_end(t, p, old);
+                if (old->ring_seen)
+                        end_reaped_in_user_space(t, p, old);
+                else {
+                        if (p->unidentified > 0)
+                                p->unidentified--;
+                        old->end_time = call->enter_time;
+                        old->end = END_RESUBMITTED;
+                        old->kind = REQ_UNKNOWN;
+                        account_end(t, p, old);
+                }
         }
         if (!make_room(t, p, call->enter_time)) {
                 p->forgotten++;
@@ -446,8 +477,8 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
         p->tail = n;
         t->used++;
         p->n_inflight++;
-        if (p->n_inflight > p->iv.inflight_max)
-                p->iv.inflight_max = p->n_inflight;
+        if (in_flight(p) > p->iv.inflight_max)
+                p->iv.inflight_max = in_flight(p);
 }
 
 static void match_submit(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t generation) {
@@ -546,6 +577,8 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
                 break;
         case AIO_IO_GETEVENTS:
         case AIO_IO_PGETEVENTS:
+                if (call->n_items)
+                        p->reaps_by_call = true;
                 for (unsigned i = 0; i < call->n_items; i++)
                         reap_one(t, p, call, &call->events[i], false);
                 if (call->n_wanted > call->n_items)
@@ -573,6 +606,33 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
         default:
                 break;
         }
+}
+
+bool tracker_ring_event(struct tracker *t, uint32_t pid, uint64_t ctx, const struct io_event *ev, bool reaped,
+                        uint64_t time) {
+        uint32_t n = node_find(t, key_hash(pid, ctx, ev->obj), pid, ctx, ev->obj);
+        if (n == NIL)
+                return false; /* reaped by a call already, submitted before tracing began, or not yet */
+        struct request *r = &t->nodes[n].r;
+        if (r->ring_seen || ev->data != r->data)
+                return false;
+        r->ring_seen = true;
+        r->ring_time = time;
+        r->ring_res = (int64_t) ev->res;
+        r->ring_res2 = (int64_t) ev->res2;
+        t->stats->ring_seen++;
+        struct proc *p = proc_find(t, pid);
+        if (p)
+                p->n_done_in_ring++;
+        if (reaped && p && !p->reaps_by_call) {
+                /* reaped already, and never by a call of this process: by the program itself */
+                struct request *done = pending_add(t);
+                if (done) {
+                        node_remove(t, n, p, done);
+                        end_reaped_in_user_space(t, p, done);
+                }
+        }
+        return true;
 }
 
 /* Every request of pid (of one context, or all when ctx is 0) that will never be reaped. */
@@ -611,12 +671,12 @@ static void emit_summary(struct tracker *t, struct proc *p, uint64_t end, bool l
                 t->cb.summary(t->cb.userdata, &(struct proc_summary) {
                         .pid = p->pid, .comm = p->comm, .unit = p->unit, .cgroup = p->cgroup, .start = start,
                         .end = end, .iv = &p->iv,
-                        .inflight = p->n_inflight, .latency = p->latency, .last = last,
+                        .inflight = in_flight(p), .latency = p->latency, .last = last,
                         .records_lost = t->interval_lost });
 }
 
 static void interval_reset(struct proc *p, uint64_t start) {
-        p->iv = (struct proc_interval) { .inflight_max = p->n_inflight };
+        p->iv = (struct proc_interval) { .inflight_max = in_flight(p) };
         histogram_reset(p->latency);
         p->interval_start = start;
 }
@@ -738,7 +798,7 @@ size_t tracker_inflight_total(const struct tracker *t) {
 
 size_t tracker_inflight(struct tracker *t, uint32_t pid) {
         const struct proc *p = proc_find(t, pid);
-        return p ? p->n_inflight : 0;
+        return p ? in_flight(p) : 0;
 }
 
 struct foreach_process {
@@ -749,7 +809,7 @@ struct foreach_process {
 static bool visit_process(void *entry, void *userdata) {
         const struct proc *p = entry;
         const struct foreach_process *f = userdata;
-        f->fn(f->userdata, p->comm, p->unit, p->n_inflight);
+        f->fn(f->userdata, p->comm, p->unit, in_flight(p));
         return false;
 }
 

@@ -66,6 +66,12 @@ struct request {
         int64_t res;
         int64_t res2;
         uint64_t event_data; /* a stale completion: the data it carried */
+        /* Its completion seen in the context's AIO ring (the capture looks at each call): at ring_time, with
+         * this result.  Not reaped by a call by the time it ended: reaped by the program itself. */
+        bool ring_seen;
+        bool reaped_in_user_space; /* its end_time is when the completion was first seen: latency at most */
+        uint64_t ring_time;
+        int64_t ring_res, ring_res2;
         enum request_kind kind;
         enum request_end end;
         char comm[16];
@@ -92,6 +98,7 @@ struct proc_interval {
         uint64_t stale;
         uint64_t unmatched;
         uint64_t unknown;
+        uint64_t reaped_in_user_space; /* of completed */
         uint32_t inflight_max;
         bool active;
 };
@@ -178,6 +185,13 @@ void tracker_done(struct tracker *t);
  * the call itself was written.  generation: the engine's drain count. */
 void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation);
 void tracker_flush(struct tracker *t);
+
+/* A completion the kernel wrote in ctx's ring, seen at `time` (by the capture, at a call of the process): its
+ * request is complete, whoever reaps it.  reaped: the ring's head had passed it.  A request whose process
+ * never reaped by a call ends then, reaped in user space (handed over by tracker_flush()); else at its iocb's
+ * next submit, its context's io_destroy or its process's end.  False when no request in flight is its (yet). */
+bool tracker_ring_event(struct tracker *t, uint32_t pid, uint64_t ctx, const struct io_event *ev, bool reaped,
+                        uint64_t time);
 
 /* A process exited (every request of it abandoned, its last summary written) or exec'd (its contexts are gone
  * with its old memory). */

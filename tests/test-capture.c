@@ -155,6 +155,44 @@ static void put_raw(struct fake_ring *f, uint64_t time, uint32_t tid, const void
         fake_ring_put(f, rec, build_sample(rec, 9, tid, tid, time, 0, raw, (uint32_t) len));
 }
 
+/* The ring's completions after the call's own segments: in ring order across the wrap, each with whether the
+ * ring's head had passed it; events of a segment that faulted are not given. */
+static void test_ring(void) {
+        struct capbuf b;
+        struct capture_view v;
+        uint64_t ctx = 0x7f0000000000;
+        uint32_t header[8] = { 0, 8, 7, 2, AIO_RING_MAGIC, 1, 0, AIO_RING_HEADER }; /* nr 8, head 7, tail 2 */
+        struct io_event ev[8];
+        for (unsigned i = 0; i < 8; i++)
+                ev[i] = (struct io_event) { .data = i, .obj = 0x1000 + i, .res = 100 + i };
+        uint8_t iocb[64] = {};
+        cap_start(&b, 1, 1, 1, CAPTURE_F_RING);
+        cap_segment(&b, 0x1000, iocb, sizeof(iocb), 64); /* the call's own */
+        cap_segment(&b, ctx, header, sizeof(header), sizeof(header));
+        cap_segment(&b, ctx + AIO_RING_HEADER + 6 * IO_EVENT_SIZE, &ev[6], 2 * IO_EVENT_SIZE, 2 * IO_EVENT_SIZE);
+        cap_segment(&b, ctx + AIO_RING_HEADER, &ev[0], 2 * IO_EVENT_SIZE, 2 * IO_EVENT_SIZE);
+        cap_end(&b);
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
+        struct io_event got[8];
+        bool reaped[8];
+        CHECK_EQ(capture_view_ring(&v, ctx, got, reaped, 8), 4);
+        CHECK(got[0].data == 6 && got[1].data == 7 && got[2].data == 0 && got[3].data == 1 && got[3].res == 101);
+        CHECK(reaped[0] && !reaped[1] && !reaped[2] && !reaped[3]); /* head 7: index 6 is behind it */
+        CHECK_EQ(capture_view_ring(&v, ctx, got, reaped, 3), 3);
+        CHECK_EQ(capture_view_ring(&v, ctx + 4096, got, reaped, 8), 0); /* another context's ring: none */
+
+        cap_start(&b, 1, 1, 1, CAPTURE_F_RING);
+        cap_segment(&b, ctx, header, sizeof(header), sizeof(header));
+        cap_segment(&b, ctx + AIO_RING_HEADER + 6 * IO_EVENT_SIZE, &ev[6], 2 * IO_EVENT_SIZE, 0); /* faulted */
+        cap_end(&b);
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
+        CHECK_EQ(capture_view_ring(&v, ctx, got, reaped, 8), 0);
+        cap_start(&b, 1, 1, 1, 0); /* not looked at */
+        cap_end(&b);
+        CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
+        CHECK_EQ(capture_view_ring(&v, ctx, got, reaped, 8), 0);
+}
+
 static void test_engine(void) {
         struct event_table *t = NULL;
         char error[512];
@@ -279,6 +317,7 @@ static void test_engine(void) {
 
 int main(void) {
         RUN(test_view);
+        RUN(test_ring);
         RUN(test_engine);
         return test_result("test-capture");
 }

@@ -356,6 +356,59 @@ struct model_req {
         uint32_t iocb;
 };
 
+static void ring_event(uint32_t pid, uint64_t ctx, uint32_t i, bool reaped, uint64_t time, bool want_taken) {
+        struct io_event ev = { .data = i, .obj = iocb_addr(i), .res = 4096, .res2 = 0 };
+        CHECK_EQ(tracker_ring_event(&t, pid, ctx, &ev, reaped, time), want_taken);
+        tracker_flush(&t);
+}
+
+/* Completions seen in the ring: reaped by the program itself when no call reaps them (at once when the ring's
+ * head has passed them and the process never reaps by a call; else at the iocb's next submit, io_destroy or the
+ * process's end), with their result and a latency to when they were seen; reaped by a call, as any other. */
+static void test_reaped_in_user_space(void) {
+        setup(1024, 1024, 1000000000);
+        uint64_t ctx = 0x7000;
+        submit(100, ctx, 1000, 0, 4, IOCB_CMD_PREAD);
+        ring_event(100, ctx, 0, false, 2000, true);  /* seen, not yet reaped: waits */
+        ring_event(100, ctx, 0, false, 2500, false); /* seen again: nothing more */
+        ring_event(100, ctx, 9, true, 2600, false);  /* no such request */
+        CHECK_EQ(n_got, 0);
+        CHECK_EQ(tracker_inflight(&t, 100), 3); /* complete, only not known reaped */
+        ring_event(100, ctx, 1, true, 3000, true);   /* seen reaped, and this process never reaps by a call */
+        CHECK_EQ(n_got, 1);
+        CHECK(got[0].kind == REQ_COMPLETED && got[0].reaped_in_user_space && got[0].iocb == iocb_addr(1) &&
+              got[0].res == 4096 && got[0].has_result && got[0].end_time == 3000 && got[0].reap_tid == 0);
+        submit(100, ctx, 4000, 0, 1, IOCB_CMD_PREAD); /* iocb 0 again: the earlier request was reaped */
+        CHECK_EQ(n_got, 2);
+        CHECK(got[1].kind == REQ_COMPLETED && got[1].reaped_in_user_space && got[1].iocb == iocb_addr(0) &&
+              got[1].end_time == 2000);
+        reap(100, ctx, 5000, 2, 1, 4096, NULL); /* by a call: as ever, and the process now reaps by calls */
+        CHECK(n_got == 3 && got[2].kind == REQ_COMPLETED && !got[2].reaped_in_user_space && got[2].reap_tid == 102);
+        ring_event(100, ctx, 3, true, 6000, true); /* seen reaped, but a call may have it: waits */
+        CHECK_EQ(n_got, 3);
+        simple_call(AIO_IO_DESTROY, 100, 7000, ctx, 0, 0);
+        CHECK_EQ(n_got, 5); /* iocb 3, seen: reaped in user space; iocb 0's new request: abandoned */
+        CHECK_EQ(count_kind(REQ_ABANDONED, END_DESTROY), 1);
+        size_t user = 0;
+        for (size_t i = 0; i < n_got; i++)
+                user += got[i].reaped_in_user_space;
+        CHECK_EQ(user, 3);
+        tracker_process_end(&t, 100, 8000, END_EXIT);
+        CHECK(n_sums >= 1);
+        uint64_t completed = 0, reaped_user = 0, lat = 0;
+        for (size_t i = 0; i < n_sums; i++) {
+                for (unsigned k = 0; k < REQ_OPS; k++)
+                        completed += sums[i].completed[k];
+                reaped_user += sums[i].reaped_in_user_space;
+                lat += sum_lat_count[i];
+        }
+        CHECK_EQ(completed, 4);
+        CHECK_EQ(reaped_user, 3);
+        CHECK_EQ(lat, 1); /* a bound is not among the percentiles */
+        CHECK_EQ(stats.completed, 4);
+        tracker_done(&t);
+}
+
 static void test_model(void) {
         enum { LIMIT = 300, PER = 120 };
         setup(LIMIT, PER, 0);
@@ -445,6 +498,7 @@ int main(void) {
         RUN(test_unidentified);
         RUN(test_summaries);
         RUN(test_early_completion);
+        RUN(test_reaped_in_user_space);
         RUN(test_model);
         return test_result("test-tracker");
 }
