@@ -712,6 +712,84 @@ static void run_reaper_thread(unsigned rounds) {
         do_destroy(ctx);
 }
 
+/* The AIO ring as the kernel lays it out at the context's address (fs/aio.c). */
+struct aio_ring_view {
+        unsigned id, nr, head, tail, magic, compat_features, incompat_features, header_length;
+        struct io_event io_events[];
+};
+
+/* Reap from the ring itself, as QEMU, fio's userspace_reap and SPDK do: no system call.  Recorded as a
+ * pseudo-call, user_reap, with the events it took (the tracer sees no call: only the ring). */
+static long user_reap(aio_context_t ctx) {
+        struct aio_ring_view *ring = (void *) (uintptr_t) ctx;
+        uint64_t t0 = mono_ns();
+        unsigned head = ring->head, tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+        struct io_event ev[64];
+        long n = 0;
+        while (head != tail && n < 64) {
+                ev[n++] = ring->io_events[head];
+                head = (head + 1) % ring->nr;
+        }
+        __atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
+        uint64_t t1 = mono_ns();
+        if (n == 0)
+                return 0;
+        struct record rr = {};
+        rec(&rr, "call syscall=user_reap tid=%d ctx=%#" PRIx64 " ret=%ld t0=%" PRIu64 " t1=%" PRIu64 "\n", gettid_(),
+            (uint64_t) ctx, n, t0, t1);
+        for (long i = 0; i < n; i++)
+                rec(&rr, "event i=%ld addr=0 obj=%#" PRIx64 " data=%#" PRIx64 " res=%" PRId64 " res2=%" PRId64 "\n", i,
+                    (uint64_t) ev[i].obj, (uint64_t) ev[i].data, (int64_t) ev[i].res, (int64_t) ev[i].res2);
+        rec_flush(&rr);
+        return n;
+}
+
+/* Rounds of four requests (reads and writes, the iocbs used again each round; O_DIRECT but every fourth round),
+ * their completions reaped from the ring by the program itself, but every third round by io_getevents: the two
+ * ways on one context.  Then io_destroy. */
+static void run_user_reap(unsigned rounds) {
+        aio_context_t ctx = do_setup(32);
+        int buffered = open_file("ureap.dat", 1 << 20);
+        /* O_DIRECT: completions after io_submit returns; buffered: done before it returns */
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/ureap.dat", dir);
+        int direct = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+        if (direct < 0)
+                die(path);
+        rec_fd(direct);
+        static struct iocb cbs[4];
+        static struct iocb *pp[4];
+        static struct io_event ev[4];
+        char *buf = aligned_alloc(4096, 4 * 4096);
+        if (!buf)
+                die("memory");
+        memset(buf, 'u', 4 * 4096);
+        for (unsigned r = 0; r < rounds; r++) {
+                int fd = r % 4 == 2 ? buffered : direct;
+                for (unsigned i = 0; i < 4; i++) {
+                        cbs[i] = (struct iocb) { .aio_lio_opcode = i % 2 ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD,
+                                                 .aio_fildes = (uint32_t) fd, .aio_buf = (uint64_t) (uintptr_t) (buf + 4096 * i),
+                                                 .aio_nbytes = 4096, .aio_offset = (int64_t) (4 * r + i) % 256 * 4096,
+                                                 .aio_data = ((uint64_t) r << 8) | i };
+                        pp[i] = &cbs[i];
+                }
+                if (do_submit(ctx, 4, pp, 4) != 4)
+                        die("io_submit (user reap)");
+                long got = 0;
+                if (r % 3 == 2)
+                        while (got < 4)
+                                got += do_getevents(false, ctx, 1, 4 - got, ev, NULL);
+                else
+                        while (got < 4) {
+                                long n = user_reap(ctx);
+                                got += n;
+                                if (n == 0)
+                                        usleep(100);
+                        }
+        }
+        do_destroy(ctx);
+}
+
 /* A reaper already asleep in io_getevents when tracing starts, as InnoDB's: "waiting" once it is in the call;
  * at a line on standard input, one write submitted for it to reap. */
 static pid_t reaper_tid;
@@ -778,7 +856,8 @@ static void usage(FILE *f) {
                 "  --reaper-first           a thread waits in io_getevents (prints \"waiting\"); a line on standard\n"
                 "                           input, and a write is submitted for it to reap\n"
                 "  --reaper-thread N        3 threads submit N requests each, one at a time, on one context, and\n"
-                "                           one thread reaps them all (as InnoDB)\n"
+                "                           one thread reaps them all (as InnoDB)\n"                "  --user-reap N            N rounds of 4 requests reaped from the AIO ring by the program itself\n"
+                "                           (every third round by io_getevents), as QEMU and fio's userspace_reap\n"
                 "  --bench SECONDS --file F O_DIRECT 4 KiB random reads of F, --depth N in flight (16), up to\n"
                 "    [--depth N] [--batch N] --batch N a call (16); prints calls, iocbs, seconds and IOPS\n"
                 "  --getppid N              no AIO: getppid N times, for what the tracepoints cost every process;\n"
@@ -799,7 +878,7 @@ int main(int argc, char **argv) {
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
                 { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' },
-                { "reaper-thread", required_argument, NULL, 'R' }, { "thread-delay-ms", required_argument, NULL, 'T' },
+                { "reaper-thread", required_argument, NULL, 'R' }, { "user-reap", required_argument, NULL, 'U' }, { "thread-delay-ms", required_argument, NULL, 'T' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
@@ -812,7 +891,7 @@ int main(int argc, char **argv) {
         const char *bench_file = NULL;
         unsigned long getppid_calls = 0;
         bool hold = false, then_exec = false, reaper_first = false;
-        unsigned reaper_thread_rounds = 0;
+        unsigned reaper_thread_rounds = 0, user_reap_rounds = 0;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
                 switch (c) {
@@ -842,6 +921,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'R':
                         reaper_thread_rounds = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'U':
+                        user_reap_rounds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
                 case 'E':
                         then_exec = true;
@@ -907,6 +989,8 @@ int main(int argc, char **argv) {
                 run_reaper_first();
         else if (reaper_thread_rounds)
                 run_reaper_thread(reaper_thread_rounds);
+        else if (user_reap_rounds)
+                run_user_reap(user_reap_rounds);
         else if (idiom_threads)
                 run_idiom(idiom_threads);
         else if (burst)

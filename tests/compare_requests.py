@@ -39,7 +39,7 @@ def expected_requests(truth_path, ended_by, per_process_limit):
         sc, t0, t1 = c['call']['syscall'], int(c['call']['t0']), int(c['call']['t1'])
         if sc == 'io_submit':
             timeline.append((t0, n, 'submit', c))
-        elif sc in ('io_getevents', 'io_pgetevents', 'io_cancel'):
+        elif sc in ('io_getevents', 'io_pgetevents', 'io_cancel', 'user_reap'):
             timeline.append((t1, n, sc, c))
         elif sc == 'io_destroy':
             timeline.append((t0, n, 'destroy', c))
@@ -77,6 +77,12 @@ def expected_requests(truth_path, ended_by, per_process_limit):
                 live.remove(r)
                 r.update(kind='cancelled' if r['cancelled'] else 'completed', event=e, reap=call,
                          latency=int(call['t1']) - r['submit_t0'])
+                if what == 'user_reap':
+                    # seen in the ring by the capture at the first call that began after this reap, at the
+                    # latest: its latency is at most to that call's end
+                    later = [int(x['call']['t1']) for x in calls
+                             if x['call']['syscall'] != 'user_reap' and int(x['call']['t0']) >= int(call['t1'])]
+                    r.update(user_space=True, latency=min(later, default=int(call['t1'])) - r['submit_t0'])
                 done.append(r)
     for r in live:
         r.update(kind='abandoned', end=ended_by)
@@ -91,6 +97,10 @@ def text_request(m):
     for part in m.group('rest').split(', '):
         if part.startswith('latency = '):
             d['latency_nsec'] = part.split()[2]
+        elif part.startswith('latency at most '):
+            d['latency_at_most_nsec'] = part.split()[3]
+        elif part == 'reaped in user space':
+            d['reaped'] = 'user-space'
         elif part.startswith('in flight for '):
             d['inflight_nsec'] = part.split()[3]
         elif part.startswith('submitted by '):
@@ -125,6 +135,8 @@ def text_summary(m):
             d[f'{key}_{op}'] = int(n)
     for key in ('errors', 'bytes_read', 'bytes_written', 'cancelled', 'abandoned', 'in_flight_max'):
         d[key] = int(re.search(key + r' = (\d+)', rest).group(1))
+    mm = re.search(r'reaped_in_user_space = (\d+)', rest)
+    d['reaped_in_user_space'] = int(mm.group(1)) if mm else 0
     return d
 
 
@@ -146,7 +158,8 @@ def structured_summary(f, prefix):
             d[k[len(prefix):].lower()] = v
     out = {'pid': str(d['pid']), 'last': d.get('summary_last') == 'yes'}
     for k, v in d.items():
-        if k.startswith(('submitted', 'completed', 'bytes_', 'errors', 'cancelled', 'abandoned', 'inflight_max')):
+        if k.startswith(('submitted', 'completed', 'bytes_', 'errors', 'cancelled', 'abandoned', 'inflight_max',
+                         'reaped_in_user_space')):
             out[k.replace('inflight_max', 'in_flight_max')] = int(v)
     return out
 
@@ -231,6 +244,13 @@ def compare_one(tally, where, got, want, gaps, strict):
         e = want['event']
         tally.value(f'{where}.res', got.get('res'), e['res'], False)
         tally.value(f'{where}.res2', got.get('res2'), e['res2'], False)
+        if want.get('user_space'):
+            tally.value(f'{where}.reaped', got.get('reaped'), 'user-space', False)
+            lat = int(got.get('latency_at_most_nsec', -1))
+            if lat <= 0 or lat > want['latency'] + LATENCY_SLACK_NS:
+                tally.errors.append(f'{where}: latency at most {lat} ns, beyond the {want["latency"]} ns to the call '
+                                    f'that saw it')
+            return
         tally.value(f'{where}.reap_tid', got.get('reap_tid'), want['reap']['tid'], False)
         lat = int(got.get('latency_nsec', -1))
         if lat <= 0 or lat > want['latency'] + LATENCY_SLACK_NS:
@@ -252,7 +272,7 @@ def compare_summaries(tally, pid, sums, done, strict):
             if isinstance(v, int) and not isinstance(v, bool):
                 total[k] = total.get(k, 0) + v
     want = {'submitted': len(done), 'completed': 0, 'bytes_read': 0, 'bytes_written': 0, 'errors': 0,
-            'cancelled': 0, 'abandoned': 0}
+            'cancelled': 0, 'abandoned': 0, 'reaped_in_user_space': 0}
     for r in done:
         op = OPS.get(int(r['truth']['opcode']), 'other')
         want[f'submitted_{op}'] = want.get(f'submitted_{op}', 0) + 1
@@ -268,6 +288,8 @@ def compare_summaries(tally, pid, sums, done, strict):
                 want['bytes_written'] += res
             if r['kind'] == 'cancelled':
                 want['cancelled'] += 1
+            if r.get('user_space'):
+                want['reaped_in_user_space'] += 1
         else:
             want['abandoned'] += 1
     for k, v in want.items():

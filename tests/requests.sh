@@ -128,6 +128,25 @@ for line in open(sys.argv[1]):
                         fail "a request completed with its reap unread"
                 fi
         fi
+
+        echo "== $cap 8. completions reaped from the AIO ring by the program itself (as QEMU), and by io_getevents"
+        start_daemon "$C.kill.conf" "$C.ureap.out"
+        "$WORKLOAD" --comm aio-requests --user-reap 60 --truth "$C.ureap.truth" --dir "$T/w1" || fail "workload failed"
+        stop_daemon "$C.ureap.out"
+        compare_calls --trace "$C.ureap.out" --truth "$C.ureap.truth"
+        if [ "$cap" = bpf ]; then
+                # each completed, with its result, its latency at most to the call that saw it in the ring; the
+                # summaries count them, and say how many
+                compare_requests --trace "$C.ureap.out" --truth "$C.ureap.truth" --strict
+                grep -q 'reaped in user space$' "$C.ureap.out" || fail "no request said to be reaped in user space"
+        else
+                # read afterwards the ring is not looked at, and the iocbs reused at once are stale: nothing is
+                # said to be reaped in user space, and nothing wrong is said
+                if grep -q 'reaped in user space' "$C.ureap.out"; then
+                        fail "a completion reaped in user space seen without the capture"
+                fi
+                compare_requests --trace "$C.ureap.out" --truth "$C.ureap.truth"
+        fi
 }
 
 scenarios bpf
