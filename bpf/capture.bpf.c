@@ -120,6 +120,7 @@ struct thread_state {
         __u32 verdict_valid;
         __u32 uid;
         __u64 cgroup_id;
+        __u64 by_call_ctx; /* the context whose ring this thread last marked as reaped by io_getevents */
         char comm[GLOB_COMM_SIZE];
 };
 
@@ -420,8 +421,9 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
                 return 0;
         char comm[GLOB_COMM_SIZE];
         bpf_get_current_comm(comm, sizeof(comm));
-        __u64 cgroup_id = bpf_get_current_cgroup_id();
-        __u32 uid = (__u32) bpf_get_current_uid_gid();
+        /* part of the verdict's key only where the list asks: each is a helper call at every call */
+        __u64 cgroup_id = w->need[CAPTURE_CLASS_UNIT] | w->need[CAPTURE_CLASS_CGROUP] ? bpf_get_current_cgroup_id() : 0;
+        __u32 uid = w->need[CAPTURE_CLASS_UID] ? (__u32) bpf_get_current_uid_gid() : 0;
         if (ts && ts->verdict_valid && ts->generation == w->generation && ts->cgroup_id == cgroup_id &&
             ts->uid == uid && same_comm(ts->comm, comm))
                 return ts->watched;
@@ -517,6 +519,7 @@ static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct t
 /* The enter is kept in the thread's storage and travels in the exit's record: one record per call.  Only a
  * thread without storage has its enter written as a record of its own. */
 static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_ctx *l);
+static __always_inline void ring_reaped_by_call(__u64 ctx);
 
 static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
@@ -526,6 +529,10 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
                         return NEUTRAL;
                 if (sc == AIO_IO_DESTROY)
                         ring_at_destroy(ctx, &l);
+                else if ((sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS) && ts->by_call_ctx != ctx->args[0]) {
+                        ring_reaped_by_call(ctx->args[0]);
+                        ts->by_call_ctx = ctx->args[0]; /* the ring this thread reaps from is marked already */
+                }
                 for (int i = 0; i < 6; i++)
                         ts->args[i] = i < n_args ? ctx->args[i] : 0;
                 ts->enter_time = bpf_ktime_get_ns();
@@ -576,18 +583,26 @@ static __always_inline int put_events(struct scratch *s, __u64 addr, __u32 n) {
         return seg->valid == n * IO_EVENT_SIZE ? 0 : -1;
 }
 
-/* Where the last look at each context's ring stopped: the next look starts there. */
+/* Per context: where the next look starts (the ring's head at the last one), and whether io_getevents reaps
+ * from it. */
 struct ring_key {
         __u32 tgid;
         __u32 pad;
         __u64 ctx;
 };
 
+#define RING_NEXT_UNKNOWN 0xffffffffu /* no look yet: the first starts at head */
+
+struct ring_state {
+        __u32 next;
+        __u32 by_call;
+};
+
 struct {
         __uint(type, BPF_MAP_TYPE_LRU_HASH);
         __uint(max_entries, CAPTURE_MAX_RINGS);
         __type(key, struct ring_key);
-        __type(value, __u32);
+        __type(value, struct ring_state);
 } ring_tails SEC(".maps");
 
 /* The processes with a ring in ring_tails: what exit_group looks up before it walks that map. */
@@ -598,26 +613,48 @@ struct {
         __type(value, __u8);
 } ring_owners SEC(".maps");
 
-/* The completions the kernel wrote in ctx's ring since the last look (see CAPTURE_F_RING).  A first look starts
- * at head: what was reaped before it is not known. */
-static __always_inline void capture_ring(struct scratch *s, __u64 ctx) {
+static __always_inline struct ring_state *ring_state_of(__u64 ctx, struct ring_key *key) {
+        *key = (struct ring_key) { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .ctx = ctx };
+        struct ring_state *v = bpf_map_lookup_elem(&ring_tails, key);
+        if (v)
+                return v;
+        struct ring_state fresh = { .next = RING_NEXT_UNKNOWN };
+        __u8 one = 1;
+        bpf_map_update_elem(&ring_owners, &key->tgid, &one, BPF_ANY);
+        bpf_map_update_elem(&ring_tails, key, &fresh, BPF_NOEXIST);
+        return bpf_map_lookup_elem(&ring_tails, key);
+}
+
+/* io_getevents is about to reap from ctx's ring: a completion seen gone from it may be in that call's result,
+ * not reaped by the program itself.  Marked before the call can take anything. */
+static __always_inline void ring_reaped_by_call(__u64 ctx) {
+        struct ring_key key;
+        struct ring_state *v = ctx ? ring_state_of(ctx, &key) : 0;
+        if (v)
+                v->by_call = 1;
+}
+
+/* The completions reaped from ctx's ring since the last look, by the program itself or by io_getevents (see
+ * CAPTURE_F_RING): from where the last look's head was to the head now, less the `own` last ones, which this
+ * io_getevents returned itself.  Those still waiting in the ring are taken once they are reaped.  The first
+ * look starts at head: what was reaped before it is not known. */
+static __always_inline void capture_ring(struct scratch *s, __u64 ctx, __u32 own) {
         __u32 hdr[AIO_RING_HEADER / 4];
         if (!ctx || bpf_probe_read_user(hdr, sizeof(hdr), (const void *) ctx) != 0)
                 return;
         __u32 nr = hdr[1], head = hdr[2], tail = hdr[3];
         if (hdr[4] != AIO_RING_MAGIC || hdr[7] != AIO_RING_HEADER || nr == 0 || head >= nr || tail >= nr)
                 return;
-        struct ring_key key = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .ctx = ctx };
-        __u32 *seen = bpf_map_lookup_elem(&ring_tails, &key);
-        __u32 start = seen && *seen < nr ? *seen : head;
-        __u32 count = tail >= start ? tail - start : nr - start + tail;
-        if (!seen) {
-                __u8 one = 1;
-                bpf_map_update_elem(&ring_owners, &key.tgid, &one, BPF_ANY);
-        }
+        struct ring_key key;
+        struct ring_state *v = ring_state_of(ctx, &key);
+        if (!v)
+                return;
+        __u32 start = v->next < nr ? v->next : head;
+        __u32 count = head >= start ? head - start : nr - start + head;
+        count = count > own ? count - own : 0;
         if (count == 0) {
-                if (!seen)
-                        bpf_map_update_elem(&ring_tails, &key, &tail, BPF_ANY);
+                if (v->next != head)
+                        v->next = head;
                 return;
         }
         if (count > CAPTURE_RING_MAX)
@@ -625,9 +662,9 @@ static __always_inline void capture_ring(struct scratch *s, __u64 ctx) {
         __u32 first = nr - start < count ? nr - start : count;
         if (put_segment(s, ctx, AIO_RING_HEADER) < 0)
                 return;
-        s->b.flags |= CAPTURE_F_RING;
+        s->b.flags |= CAPTURE_F_RING | (v->by_call ? CAPTURE_F_RING_BY_CALL : 0);
         /* A ring page the process has not touched yet is not mapped for it, and the program cannot fault it in:
-         * what could not be read is read at a later look (the process touches it as it reaps). */
+         * what could not be read is read at a later look. */
         if (put_events(s, ctx + AIO_RING_HEADER + (__u64) start * IO_EVENT_SIZE, first) < 0)
                 return;
         __u32 taken = first;
@@ -636,7 +673,8 @@ static __always_inline void capture_ring(struct scratch *s, __u64 ctx) {
         __u32 next = start + taken;
         if (next >= nr)
                 next -= nr;
-        bpf_map_update_elem(&ring_tails, &key, &next, BPF_ANY);
+        /* all taken: on to head (past this call's own, which are in its record already) */
+        v->next = taken == count ? head : next;
 }
 
 /* After a failed read of a whole array: how many of its leading elements can be read, one at a time. */
@@ -857,7 +895,7 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 return NEUTRAL;
         if (!(s->b.flags & CAPTURE_F_NO_ARGS) &&
             (sc == AIO_IO_SUBMIT || sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS))
-                capture_ring(s, a.args[0]);
+                capture_ring(s, a.args[0], sc != AIO_IO_SUBMIT && ret > 0 ? (__u32) ret : 0);
         if (sc == AIO_IO_SUBMIT)
                 put_files(s);
         struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
@@ -890,7 +928,7 @@ static __always_inline void ring_record(void *ctx, struct loop_ctx *l, __u64 rin
         s->b.n_segs = 0;
         s->b.flags = CAPTURE_F_RING_ONLY;
         s->b.n_files = 0;
-        capture_ring(s, ring);
+        capture_ring(s, ring, 0);
         struct ring_key key = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .ctx = ring };
         bpf_map_delete_elem(&ring_tails, &key);
         if (!(s->b.flags & CAPTURE_F_RING))
@@ -989,8 +1027,8 @@ struct ring_walk {
         __u64 ctx[RINGS_AT_EXIT];
 };
 
-static long collect_ring(void *map, struct ring_key *key, __u32 *tail, struct ring_walk *w) {
-        (void) map, (void) tail;
+static long collect_ring(void *map, struct ring_key *key, struct ring_state *state, struct ring_walk *w) {
+        (void) map, (void) state;
         if (key->tgid == w->tgid && w->n < RINGS_AT_EXIT)
                 w->ctx[w->n++ & (RINGS_AT_EXIT - 1)] = key->ctx;
         return 0;

@@ -72,13 +72,15 @@ _Static_assert(__builtin_offsetof(struct iocb, aio_nbytes) == IOCB_NBYTES_OFFSET
  * registers the thread entered the kernel with, are in the header, and its memory was captured with them. */
 #define CAPTURE_F_ARGS_AT_EXIT 0x8
 /* The context's AIO ring was looked at: after the call's own segments, a segment of the ring's header at the
- * context's address (struct aio_ring, AIO_RING_HEADER bytes), then the completions the kernel wrote in it since
- * the last look, in ring order (one or two segments: the ring wraps).  What a program that reaps its
- * completions from the ring itself never passes through io_getevents. */
+ * context's address (struct aio_ring, AIO_RING_HEADER bytes), then the completions reaped from it since the
+ * last look (but those this io_getevents returned itself), in ring order (one or two segments: the ring
+ * wraps).  What a program that reaps its completions from the ring itself never passes through io_getevents. */
 #define CAPTURE_F_RING 0x10
 /* An io_destroy's enter, written only to carry the ring's last completions (the call unmaps the ring): not an
  * enter to pair with its exit. */
 #define CAPTURE_F_RING_ONLY 0x20
+/* io_getevents has reaped from that ring: a completion gone from it may be in such a call's result. */
+#define CAPTURE_F_RING_BY_CALL 0x40
 
 #define AIO_RING_MAGIC 0xa10a10a1u
 #define AIO_RING_HEADER 32u     /* struct aio_ring before its events: id, nr, head, tail, magic, 3 more */

@@ -229,15 +229,17 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
         size_t n_seen = r == 0 && call->args_known
                                 ? capture_view_ring(&capture, call->args[0], seen, reaped, CAPTURE_RING_MAX)
                                 : 0;
+        bool by_call = capture.flags & CAPTURE_F_RING_BY_CALL;
         for (size_t i = 0; i < n_seen; i++)
                 taken[i] = call->syscall == AIO_IO_SUBMIT &&
-                           tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i], s->time);
+                           tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i] && !by_call,
+                                              s->time);
         /* The requests it ended come after the call itself. */
         tracker_match(&e->tracker, call, e->drains);
         for (size_t i = 0; i < n_seen; i++)
                 if (!taken[i])
-                        (void) tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i],
-                                                  s->time);
+                        (void) tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i],
+                                                  reaped[i] && !by_call, s->time);
         if (e->opt.records & RECORD_SYSCALLS)
                 emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
         tracker_flush(&e->tracker);
@@ -254,8 +256,9 @@ static bool handle_ring_only(struct engine *e, const struct sample *s, const str
         struct io_event seen[CAPTURE_RING_MAX];
         bool reaped[CAPTURE_RING_MAX];
         size_t n = capture_view_ring(&v, ctx, seen, reaped, CAPTURE_RING_MAX);
+        bool by_call = v.flags & CAPTURE_F_RING_BY_CALL;
         for (size_t i = 0; i < n; i++)
-                (void) tracker_ring_event(&e->tracker, s->pid, ctx, &seen[i], reaped[i], s->time);
+                (void) tracker_ring_event(&e->tracker, s->pid, ctx, &seen[i], reaped[i] && !by_call, s->time);
         tracker_flush(&e->tracker);
         return true;
 }

@@ -833,7 +833,8 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
         if (!t->opt.max_inflight_per_process)
                 t->opt.max_inflight_per_process = t->nodes_limit;
         /* a call ends at most max_iocbs requests, and its submit may evict or replace as many */
-        t->pending_cap = 2 * (size_t) MAX(opt->max_iocbs_per_call, 1u) + 2;
+        /* a call's iocbs submitted again and its events, and what its look at the ring ends */
+        t->pending_cap = 2 * (size_t) MAX(opt->max_iocbs_per_call, 1u) + 2 + CAPTURE_RING_MAX;
         t->pending = calloc(t->pending_cap, sizeof(*t->pending));
         t->early = calloc(TRACKER_EARLY_MAX, sizeof(*t->early));
         t->n_buckets = 64;

@@ -187,9 +187,10 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
 void tracker_flush(struct tracker *t);
 
 /* A completion the kernel wrote in ctx's ring, seen at `time` (by the capture, at a call of the process): its
- * request is complete, whoever reaps it.  reaped: the ring's head had passed it.  A request whose process
- * never reaped by a call ends then, reaped in user space (handed over by tracker_flush()); else at its iocb's
- * next submit, its context's io_destroy or its process's end.  False when no request in flight is its (yet). */
+ * request is complete.  reaped: taken from the ring, and by no io_getevents (none reaps from that ring): it
+ * ends then, reaped in user space (handed over by tracker_flush()), unless its process ever reaped by a call;
+ * else at its iocb's next submit, its context's io_destroy or its process's end, unless a call reaps it first.
+ * False when no request in flight is its (yet). */
 bool tracker_ring_event(struct tracker *t, uint32_t pid, uint64_t ctx, const struct io_event *ev, bool reaped,
                         uint64_t time);
 
