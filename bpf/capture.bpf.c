@@ -657,7 +657,8 @@ static __always_inline void capture_ring(struct scratch *s, __u64 ctx, __u32 own
                         v->next = head;
                 return;
         }
-        if (count > CAPTURE_RING_MAX)
+        int capped = count > CAPTURE_RING_MAX;
+        if (capped)
                 count = CAPTURE_RING_MAX;
         __u32 first = nr - start < count ? nr - start : count;
         if (put_segment(s, ctx, AIO_RING_HEADER) < 0)
@@ -674,7 +675,7 @@ static __always_inline void capture_ring(struct scratch *s, __u64 ctx, __u32 own
         if (next >= nr)
                 next -= nr;
         /* all taken: on to head (past this call's own, which are in its record already) */
-        v->next = taken == count ? head : next;
+        v->next = taken == count && !capped ? head : next;
 }
 
 /* After a failed read of a whole array: how many of its leading elements can be read, one at a time. */
