@@ -532,6 +532,8 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
                 .max_inflight = c->max_inflight,
                 .max_inflight_per_process = c->max_inflight_per_process,
                 .records = c->records,
+                .summary_by = c->summary_by,
+                .summary_files = c->summary_files,
                 .summary_interval_ns = (uint64_t) c->summary_interval * 1000000000ull,
                 .read_memory = true,
                 .replaced_sets = !d->capture,
@@ -713,7 +715,9 @@ static void reload(struct daemon *d) {
         config_free(d->config);
         d->config = TAKE_PTR(nc);
         engine_reselect(&d->engine);
-        engine_set_records(&d->engine, d->config->records, (uint64_t) d->config->summary_interval * 1000000000ull);
+        if (engine_set_records(&d->engine, d->config->records, d->config->summary_by, d->config->summary_files,
+                               (uint64_t) d->config->summary_interval * 1000000000ull) < 0)
+                emit_info(d, "reload: no memory for the file summaries: none are made");
         if (new_tick)
                 (void) sd_event_source_set_time_relative(d->tick, d->config->drain_interval_ms * USEC_PER_MSEC);
         watch_describe(d->config, value, sizeof(value));

@@ -19,6 +19,7 @@
 
 #define RING_PAGES_MAX 65536u
 #define MAX_IOCBS_MAX 65536u
+#define FILE_SUMMARY_MAX 1000u
 #define PID_MAX_LIMIT 4194304 /* PID_MAX_LIMIT on 64-bit */
 
 struct parse {
@@ -292,27 +293,31 @@ static int get_enum(const struct parse *p, const config_setting_t *s, const char
         return fail(p, s, "%s = \"%s\" is not one of %s", name, v, known);
 }
 
-static int parse_records(const struct parse *p, const config_setting_t *s, unsigned *ret) {
-        static const struct {
-                const char *name;
-                unsigned bit;
-        } kinds[] = { { "syscalls", RECORD_SYSCALLS }, { "requests", RECORD_REQUESTS }, { "summary", RECORD_SUMMARY } };
+/* A list of names, each at most once, as bits: bit i for names[i]. */
+static int get_flags(const struct parse *p, const config_setting_t *s, const char *name, const char *const *names,
+                     uint64_t min, unsigned *ret) {
+        char known[128];
+        list_names(names, known, sizeof(known));
         int type = config_setting_type(s);
         if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
-                return fail(p, s, "records must be a list: records = [ \"syscalls\", \"requests\", \"summary\" ];");
-        unsigned records = 0;
+                return fail(p, s, "%s must be a list of %s: %s = [ \"%s\" ];", name, known, name, names[0]);
+        unsigned flags = 0;
         for (int i = 0; i < config_setting_length(s); i++) {
                 const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
                 const char *v = config_setting_type(e) == CONFIG_TYPE_STRING ? config_setting_get_string(e) : NULL;
                 size_t k = 0;
-                while (v && k < ELEMENTSOF(kinds) && strcmp(v, kinds[k].name) != 0)
+                while (v && names[k] && strcmp(v, names[k]) != 0)
                         k++;
-                if (!v || k == ELEMENTSOF(kinds))
-                        return fail(p, e, "records: %s%s%s is not one of \"syscalls\", \"requests\", \"summary\"",
-                                    v ? "\"" : "", v ? v : "an entry that is not a string", v ? "\"" : "");
-                records |= kinds[k].bit;
+                if (!v || !names[k])
+                        return fail(p, e, "%s: %s%s%s is not one of %s", name, v ? "\"" : "",
+                                    v ? v : "an entry that is not a string", v ? "\"" : "", known);
+                if (flags & (1u << k))
+                        return fail(p, e, "%s: \"%s\" is listed twice", name, v);
+                flags |= 1u << k;
         }
-        *ret = records;
+        if ((uint64_t) config_setting_length(s) < min)
+                return fail(p, s, "%s must name at least one of %s", name, known);
+        *ret = flags;
         return 0;
 }
 
@@ -321,14 +326,19 @@ static const char *const capture_names[] = { [CAPTURE_AUTO] = "auto", [CAPTURE_B
 static const char *const sink_names[] = { [SINK_AUTO] = "auto", [SINK_STDOUT] = "stdout", [SINK_JOURNAL] = "journal",
                                           [SINK_FILE] = "file", NULL };
 static const char *const format_names[] = { [OUTPUT_TEXT] = "text", [OUTPUT_JSON] = "json", NULL };
+/* by bit: RECORD_*, SUMMARY_BY_* */
+static const char *const record_names[] = { "syscalls", "requests", "summary", NULL };
+static const char *const summary_by_names[] = { "process", "file", NULL };
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *) 0)->f)
 
 const struct config_key config_keys[] = {
         { "watch", KEY_WATCH, FIELD(watch), .reload = RELOAD_LIVE },
         { "capture", KEY_ENUM, FIELD(capture), .names = capture_names, .reload = RELOAD_RESTART },
-        { "records", KEY_RECORDS, FIELD(records), .reload = RELOAD_LIVE },
+        { "records", KEY_FLAGS, FIELD(records), .names = record_names, .reload = RELOAD_LIVE },
         { "summary_interval", KEY_UINT, FIELD(summary_interval), 1, 86400, .reload = RELOAD_LIVE },
+        { "summary_by", KEY_FLAGS, FIELD(summary_by), 1, .names = summary_by_names, .reload = RELOAD_LIVE },
+        { "summary_files", KEY_UINT, FIELD(summary_files), 1, FILE_SUMMARY_MAX, .reload = RELOAD_LIVE },
         { "ring_memory", KEY_SIZE, FIELD(ring_memory), 64u << 10, UINT64_MAX, .reload = RELOAD_RESTART },
         { "ring_pages", KEY_UINT, FIELD(ring_pages), 1, RING_PAGES_MAX, .pow2 = true, .unset = "from ring_memory",
           .reload = RELOAD_RESTART },
@@ -368,8 +378,8 @@ static int parse_key(const struct parse *p, const struct config_key *k, const co
         switch (k->type) {
         case KEY_WATCH:
                 return parse_watch(p, s, c);
-        case KEY_RECORDS:
-                r = parse_records(p, s, &u);
+        case KEY_FLAGS:
+                r = get_flags(p, s, k->name, k->names, k->min, &u);
                 v = u;
                 break;
         case KEY_UINT:
@@ -512,10 +522,15 @@ void config_key_format(const struct config_key *k, const struct config *c, char 
         case KEY_WATCH:
                 snprintf(buf, size, "(%zu entries)", c->n_watch);
                 break;
-        case KEY_RECORDS:
-                snprintf(buf, size, "[%s%s%s ]", u & RECORD_SYSCALLS ? " \"syscalls\"" : "",
-                         u & RECORD_REQUESTS ? " \"requests\"" : "", u & RECORD_SUMMARY ? " \"summary\"" : "");
+        case KEY_FLAGS: {
+                size_t n = (size_t) snprintf(buf, size, "[");
+                for (unsigned i = 0; k->names[i] && n < size; i++)
+                        if (u & (1u << i))
+                                n += (size_t) snprintf(buf + n, size - n, " \"%s\"", k->names[i]);
+                if (n < size)
+                        snprintf(buf + n, size - n, " ]");
                 break;
+        }
         case KEY_UINT:
                 if (u == 0 && k->unset)
                         snprintf(buf, size, "unset (%s)", k->unset);
@@ -743,6 +758,8 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .priority_boost = 4,
                 .records = RECORD_REQUESTS | RECORD_SUMMARY,
                 .summary_interval = 60,
+                .summary_by = SUMMARY_BY_PROCESS,
+                .summary_files = 20,
                 .output = { .format = OUTPUT_TEXT, .queue_kib = 16384, .max_size = 64ull << 20, .keep = 5, .mode = 0640 },
         };
 

@@ -72,7 +72,13 @@ const char *capture_mode_name(enum capture_mode m);
 enum {
         RECORD_SYSCALLS = 1 << 0, /* one entry per call, with its iocbs or events */
         RECORD_REQUESTS = 1 << 1, /* one entry per request, submit to end */
-        RECORD_SUMMARY = 1 << 2,  /* per process, every summary_interval */
+        RECORD_SUMMARY = 1 << 2,  /* every summary_interval, of what summary_by says */
+};
+
+/* What a summary is of: any combination (records names "summary" to write them). */
+enum {
+        SUMMARY_BY_PROCESS = 1 << 0, /* each process that did AIO */
+        SUMMARY_BY_FILE = 1 << 1,    /* each of the summary_files files with the most requests, and the rest */
 };
 
 /* The output group: what a sink is made from.  Zeroed before it is filled, so two compare with memcmp. */
@@ -100,6 +106,8 @@ struct config {
         unsigned priority_boost; /* lowered from the nice value it is started with */
         unsigned records;          /* RECORD_* */
         unsigned summary_interval; /* seconds */
+        unsigned summary_by;       /* SUMMARY_BY_* */
+        unsigned summary_files;    /* the files named apart in a file summary */
         struct output_config output;
         struct {
                 char path[4096]; /* Prometheus text, rewritten every summary_interval; "": none */
@@ -115,7 +123,7 @@ enum config_reload {
 
 enum config_key_type {
         KEY_WATCH,   /* the watch list */
-        KEY_RECORDS, /* a list of record kinds */
+        KEY_FLAGS,   /* a list of names[] (bit i: names[i]), at least min of them */
         KEY_UINT,    /* an integer within [min, max] (a power of two with pow2) */
         KEY_SIZE,    /* bytes, or a string with K, M or G, within [min, max] */
         KEY_BOOL,
@@ -134,7 +142,7 @@ struct config_key {
         uint64_t min, max;
         bool pow2;
         const char *unset;        /* KEY_UINT: what 0, the default, stands for ("from ring_memory") */
-        const char *const *names; /* KEY_ENUM, NULL-terminated */
+        const char *const *names; /* KEY_ENUM, KEY_FLAGS: NULL-terminated */
         enum config_reload reload;
 };
 

@@ -28,8 +28,18 @@ static void on_summary(void *userdata, const struct proc_summary *sum) {
         struct engine *e = userdata;
         if (e->cb.summary)
                 e->cb.summary(e->cb.userdata, sum);
-        if (e->opt.records & RECORD_SUMMARY)
+        if ((e->opt.records & RECORD_SUMMARY) && (e->opt.summary_by & SUMMARY_BY_PROCESS))
                 emit(e, &(struct entry) { .kind = ENTRY_SUMMARY, .time = sum->end, .summary = sum });
+}
+
+static void on_file_summary(void *userdata, const struct file_summary *sum) {
+        struct engine *e = userdata;
+        emit(e, &(struct entry) { .kind = ENTRY_FILE_SUMMARY, .time = sum->end, .file_summary = sum });
+}
+
+/* File summaries are made only when they are written; paths looked up for them or for the requests. */
+static unsigned files_named(unsigned records, unsigned summary_by, unsigned summary_files) {
+        return (records & RECORD_SUMMARY) && (summary_by & SUMMARY_BY_FILE) ? summary_files : 0;
 }
 
 int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const struct event_table *events,
@@ -43,6 +53,8 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
         };
         if (!e->opt.proc_root)
                 e->opt.proc_root = "/proc";
+        if (!e->opt.summary_by)
+                e->opt.summary_by = SUMMARY_BY_PROCESS;
         e->cursors = calloc(n_rings ? n_rings : 1, sizeof(*e->cursors));
         e->heap = calloc(n_rings ? n_rings : 1, sizeof(*e->heap));
         e->lost_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_per_ring));
@@ -57,11 +69,14 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 .max_inflight_per_process = opt->max_inflight_per_process,
                 .max_iocbs_per_call = opt->max_iocbs_per_call,
                 .summary_interval_ns = opt->summary_interval_ns,
-                .paths = (opt->records & RECORD_REQUESTS) != 0,
+                .summary_files = files_named(opt->records, opt->summary_by, opt->summary_files),
+                .paths = (opt->records & RECORD_REQUESTS) ||
+                         files_named(opt->records, opt->summary_by, opt->summary_files),
                 .paths_by_identity = opt->captured,
                 .proc_root = e->opt.proc_root,
         };
-        struct tracker_callbacks tc = { .request = on_request, .summary = on_summary, .userdata = e };
+        struct tracker_callbacks tc = { .request = on_request, .summary = on_summary,
+                                        .file_summary = on_file_summary, .userdata = e };
         if (tracker_init(&e->tracker, &to, &tc, &e->stats) < 0)
                 goto fail;
         if (call_ctx_init(&e->cctx, opt->max_iocbs_per_call, &e->stats) < 0)
@@ -505,8 +520,13 @@ void engine_finish(struct engine *e, uint64_t now) {
         e->stats.in_flight = tracker_inflight_total(&e->tracker);
 }
 
-void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns) {
+int engine_set_records(struct engine *e, unsigned records, unsigned summary_by, unsigned summary_files,
+                       uint64_t summary_interval_ns) {
         e->opt.records = records;
-        /* paths are looked up at submit: a request submitted before requests were wanted has none */
-        tracker_set_options(&e->tracker, (records & RECORD_REQUESTS) != 0, summary_interval_ns);
+        e->opt.summary_by = summary_by;
+        e->opt.summary_files = summary_files;
+        unsigned files = files_named(records, summary_by, summary_files);
+        /* paths are looked up at submit: a request submitted before they were wanted has none */
+        return tracker_set_options(&e->tracker, (records & RECORD_REQUESTS) || files, summary_interval_ns, files,
+                                   e->processed_up_to);
 }

@@ -32,6 +32,8 @@ struct engine_options {
         size_t max_inflight;
         size_t max_inflight_per_process; /* 0: max_inflight */
         unsigned records;                /* RECORD_* of config.h: what is emitted */
+        unsigned summary_by;             /* SUMMARY_BY_* of config.h: what summaries are of (0: processes) */
+        unsigned summary_files;          /* the files a file summary names */
         uint64_t summary_interval_ns;    /* 0: no summaries */
         bool read_memory; /* augment calls with process_vm_readv (those the kernel did not capture) */
         bool replaced_sets; /* event sets are replaced under the rings (filter changes): drop the doubles */
@@ -103,4 +105,5 @@ void engine_finish(struct engine *e, uint64_t now);
 void engine_reselect(struct engine *e);
 
 /* What a reload may change while tracing. */
-void engine_set_records(struct engine *e, unsigned records, uint64_t summary_interval_ns);
+int engine_set_records(struct engine *e, unsigned records, unsigned summary_by, unsigned summary_files,
+                       uint64_t summary_interval_ns);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "file_summary.h"
 #include "tracker.h"
 
 /* What the engine hands to a sink.  Pointers are valid only during the emit call. */
@@ -15,6 +16,7 @@ enum entry_kind {
         ENTRY_STATS,   /* the counters, at exit */
         ENTRY_REQUEST, /* one request, from its submit to its end */
         ENTRY_SUMMARY, /* one process over one interval */
+        ENTRY_FILE_SUMMARY, /* one file (or the rest) over one interval */
         ENTRY_DROPPED, /* entries that could not be written (where, why), said where they are missing */
 };
 
@@ -40,6 +42,7 @@ struct entry {
         const struct trace_stats *stats;
         const struct request *request;
         const struct proc_summary *summary;
+        const struct file_summary *file_summary;
         uint64_t dropped; /* ENTRY_DROPPED: how many, */
         int error;        /* the negative errno of the latest failure, */
         const char *where; /* and where they should have gone */

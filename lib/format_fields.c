@@ -135,14 +135,8 @@ static void per_op(struct field_writer *w, const char *prefix, const uint64_t *b
         }
 }
 
-void summary_fields(struct field_writer *w, const struct proc_summary *s) {
-        const struct proc_interval *iv = s->iv;
-        w->u64(w, FIELD_NAME("PID", "pid"), s->pid);
-        w->str(w, FIELD_NAME("COMM", "comm"), s->comm, strlen(s->comm));
-        process_fields(w, s->unit, s->cgroup);
-        w->u64(w, FIELD_NAME("SUMMARY_INTERVAL_NSEC", "summary_interval_nsec"), s->end - s->start);
-        w->u64(w, FIELD_NAME("SUBMITTED", "submitted"), sum_ops(iv->submitted));
-        per_op(w, "submitted", iv->submitted);
+/* How the requests that ended in an interval ended: a process's, a file's. */
+static void end_fields(struct field_writer *w, const struct proc_interval *iv) {
         w->u64(w, FIELD_NAME("COMPLETED", "completed"), sum_ops(iv->completed));
         per_op(w, "completed", iv->completed);
         w->u64(w, FIELD_NAME("BYTES_READ", "bytes_read"), iv->bytes_read);
@@ -158,16 +152,51 @@ void summary_fields(struct field_writer *w, const struct proc_summary *s) {
                 w->u64(w, FIELD_NAME("UNKNOWN", "unknown"), iv->unknown);
         if (iv->reaped_in_user_space)
                 w->u64(w, FIELD_NAME("REAPED_IN_USER_SPACE", "reaped_in_user_space"), iv->reaped_in_user_space);
+}
+
+static void latency_fields(struct field_writer *w, const struct histogram *latency) {
+        w->u64(w, FIELD_NAME("LAT_SAMPLES", "lat_samples"), latency->count);
+        if (latency->count) {
+                for (unsigned i = 0; i < SUMMARY_PERCENTILES; i++)
+                        w->u64(w, &percentile_names[i], histogram_percentile(latency, summary_percentiles[i]));
+                w->u64(w, FIELD_NAME("LAT_MAX_NSEC", "lat_max_nsec"), latency->max);
+        }
+}
+
+static void interval_tail_fields(struct field_writer *w, bool last, uint64_t records_lost) {
+        if (last)
+                w->word(w, FIELD_NAME("SUMMARY_LAST", "summary_last"), "yes");
+        if (records_lost)
+                w->u64(w, FIELD_NAME("RECORDS_LOST", "records_lost"), records_lost);
+}
+
+void summary_fields(struct field_writer *w, const struct proc_summary *s) {
+        const struct proc_interval *iv = s->iv;
+        w->u64(w, FIELD_NAME("PID", "pid"), s->pid);
+        w->str(w, FIELD_NAME("COMM", "comm"), s->comm, strlen(s->comm));
+        process_fields(w, s->unit, s->cgroup);
+        w->u64(w, FIELD_NAME("SUMMARY_INTERVAL_NSEC", "summary_interval_nsec"), s->end - s->start);
+        w->u64(w, FIELD_NAME("SUBMITTED", "submitted"), sum_ops(iv->submitted));
+        per_op(w, "submitted", iv->submitted);
+        end_fields(w, iv);
         w->u64(w, FIELD_NAME("INFLIGHT", "inflight"), s->inflight);
         w->u64(w, FIELD_NAME("INFLIGHT_MAX", "inflight_max"), iv->inflight_max);
-        w->u64(w, FIELD_NAME("LAT_SAMPLES", "lat_samples"), s->latency->count);
-        if (s->latency->count) {
-                for (unsigned i = 0; i < SUMMARY_PERCENTILES; i++)
-                        w->u64(w, &percentile_names[i], histogram_percentile(s->latency, summary_percentiles[i]));
-                w->u64(w, FIELD_NAME("LAT_MAX_NSEC", "lat_max_nsec"), s->latency->max);
+        latency_fields(w, s->latency);
+        interval_tail_fields(w, s->last, s->records_lost);
+}
+
+void file_summary_fields(struct field_writer *w, const struct file_summary *s) {
+        if (s->path)
+                w->str(w, FIELD_NAME("FILE", "file"), s->path, s->path_len);
+        else {
+                w->u64(w, FIELD_NAME("OTHER_FILES", "other_files"), s->other_files);
+                w->u64(w, FIELD_NAME("WITHOUT_PATH", "without_path"), s->without_path);
         }
-        if (s->last)
-                w->word(w, FIELD_NAME("SUMMARY_LAST", "summary_last"), "yes");
-        if (s->records_lost)
-                w->u64(w, FIELD_NAME("RECORDS_LOST", "records_lost"), s->records_lost);
+        w->u64(w, FIELD_NAME("SUMMARY_INTERVAL_NSEC", "summary_interval_nsec"), s->end - s->start);
+        w->u64(w, FIELD_NAME("REQUESTS", "requests"), s->requests);
+        if (s->unverified)
+                w->u64(w, FIELD_NAME("PATH_UNVERIFIED", "path_unverified"), s->unverified);
+        end_fields(w, s->iv);
+        latency_fields(w, s->latency);
+        interval_tail_fields(w, s->last, s->records_lost);
 }

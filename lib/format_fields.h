@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "field_name.h"
+#include "file_summary.h"
 #include "outbuf.h"
 #include "tracker.h"
 
@@ -40,6 +41,8 @@ bool call_aux_shown(const struct aio_call *c);
 void process_fields(struct field_writer *w, const char *unit, const char *cgroup);
 void request_fields(struct field_writer *w, const struct request *r);
 void summary_fields(struct field_writer *w, const struct proc_summary *s);
+/* A file's summary: its path, or for the other line how many files and requests without a path it holds. */
+void file_summary_fields(struct field_writer *w, const struct file_summary *s);
 
 /* Anything in the request not vouched for (stale, unmatched, unknown, evicted, a path not checked): a warning. */
 int request_priority(const struct request *r);

@@ -213,6 +213,13 @@ unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_io
                 field_str(b, &n, NAME("AIO_ERRNO"), err, strlen(err));
                 break;
         }
+        case ENTRY_FILE_SUMMARY: {
+                struct journal_fields jf = journal_fields(b, &n);
+                common(b, &n, MESSAGE_ID_FILE_SUMMARY, e->file_summary->records_lost ? 4 : 6);
+                message(b, &n, e, max_iocbs);
+                file_summary_fields(&jf.w, e->file_summary);
+                break;
+        }
         case ENTRY_REQUEST:
         case ENTRY_SUMMARY: {
                 struct journal_fields jf = journal_fields(b, &n);

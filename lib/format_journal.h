@@ -18,6 +18,7 @@
 #define MESSAGE_ID_INFO "372fea0230944b24afa420c5d20158c9"
 #define MESSAGE_ID_REQUEST "daf67091c6974a4084e966bba1b19746"
 #define MESSAGE_ID_SUMMARY "adcec88b8d6f4f368b3ac88e7f33c99f"
+#define MESSAGE_ID_FILE_SUMMARY "9dd8944c10744439a8559486c73acdda"
 
 /* An entry as journal fields, appended to b as a sequence of { uint32_t length; "NAME=value" } with
  * nothing between them; the text of MESSAGE is the text layout's, without its last newline.  Returns the

@@ -354,7 +354,8 @@ void format_line(struct outbuf *b, struct outbuf *text, const struct line_format
 void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, const struct line_format *f) {
         static const char *const kinds[] = {
                 [ENTRY_CALL] = "call", [ENTRY_LOST] = "lost", [ENTRY_INFO] = "info", [ENTRY_STATS] = "stats",
-                [ENTRY_REQUEST] = "request", [ENTRY_SUMMARY] = "summary", [ENTRY_DROPPED] = "dropped",
+                [ENTRY_REQUEST] = "request", [ENTRY_SUMMARY] = "summary",
+                [ENTRY_FILE_SUMMARY] = "file_summary", [ENTRY_DROPPED] = "dropped",
         };
         struct json_fields jf = json_fields(b);
         bool with_message = f->json_message;
@@ -377,6 +378,9 @@ void format_json(struct outbuf *b, struct outbuf *text, const struct entry *e, c
                 break;
         case ENTRY_SUMMARY:
                 summary_fields(&jf.w, e->summary);
+                break;
+        case ENTRY_FILE_SUMMARY:
+                file_summary_fields(&jf.w, e->file_summary);
                 break;
         case ENTRY_DROPPED: {
                 char name[16];

@@ -449,61 +449,105 @@ static void put_by_op(struct outbuf *b, const char *name, const uint64_t *by_op)
         outbuf_putc(b, ')');
 }
 
-static void format_summary(struct outbuf *b, const struct proc_summary *s) {
-        const struct proc_interval *iv = s->iv;
-        put_proc(b, s->comm, s->pid, s->unit);
+static void put_interval(struct outbuf *b, uint64_t ns, bool last, uint64_t records_lost) {
         outbuf_puts(b, "summary over ");
-        uint64_t ns = s->end - s->start;
         outbuf_u64(b, ns / 1000000000u);
         outbuf_putc(b, '.');
         outbuf_frac9(b, ns);
-        outbuf_puts(b, s->last ? " s (the last" : " s");
-        if (s->records_lost) {
-                outbuf_puts(b, s->last ? "; " : " (");
+        outbuf_puts(b, last ? " s (the last" : " s");
+        if (records_lost) {
+                outbuf_puts(b, last ? "; " : " (");
                 outbuf_puts(b, "incomplete: ");
-                outbuf_u64(b, s->records_lost);
+                outbuf_u64(b, records_lost);
                 outbuf_puts(b, " records lost meanwhile)");
-        } else if (s->last)
+        } else if (last)
                 outbuf_putc(b, ')');
         outbuf_puts(b, ": ");
-        put_by_op(b, "submitted = ", iv->submitted);
+}
+
+struct text_count {
+        const char *name;
+        uint64_t v;
+};
+
+static void put_counts(struct outbuf *b, const struct text_count *c, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                outbuf_puts(b, c[i].name);
+                outbuf_u64(b, c[i].v);
+        }
+}
+
+/* How the requests of an interval ended: counts, then what is in flight (a process's: the caller's), then the
+ * latency. */
+static void put_ends(struct outbuf *b, const struct proc_interval *iv) {
         put_by_op(b, ", completed = ", iv->completed);
-        const struct {
-                const char *name;
-                uint64_t v;
-        } f2[] = {
+        const struct text_count c[] = {
                 { ", errors = ", iv->errors },         { ", bytes_read = ", iv->bytes_read },
                 { ", bytes_written = ", iv->bytes_written }, { ", cancelled = ", iv->cancelled },
                 { ", abandoned = ", iv->abandoned },   { ", stale = ", iv->stale },
                 { ", unmatched = ", iv->unmatched },   { ", unknown = ", iv->unknown },
-                { ", in_flight = ", s->inflight },     { ", in_flight_max = ", iv->inflight_max },
         };
-        for (size_t i = 0; i < ELEMENTSOF(f2); i++) {
-                outbuf_puts(b, f2[i].name);
-                outbuf_u64(b, f2[i].v);
-        }
+        put_counts(b, c, ELEMENTSOF(c));
+}
+
+static void put_latency(struct outbuf *b, const struct proc_interval *iv, const struct histogram *latency) {
         if (iv->reaped_in_user_space) {
                 outbuf_puts(b, ", reaped_in_user_space = ");
                 outbuf_u64(b, iv->reaped_in_user_space);
         }
-        if (s->latency->count == 0)
+        if (latency->count == 0)
                 outbuf_puts(b, ", latency = none");
         else {
                 static const char *const labels[SUMMARY_PERCENTILES] = { "p50", "p90", "p99", "p99.9" };
                 outbuf_puts(b, ", latency (");
-                outbuf_u64(b, s->latency->count);
+                outbuf_u64(b, latency->count);
                 outbuf_puts(b, ")");
                 for (unsigned i = 0; i < SUMMARY_PERCENTILES; i++) {
                         outbuf_puts(b, i ? ", " : " ");
                         outbuf_puts(b, labels[i]);
                         outbuf_puts(b, " = ");
-                        outbuf_u64(b, histogram_percentile(s->latency, summary_percentiles[i]));
+                        outbuf_u64(b, histogram_percentile(latency, summary_percentiles[i]));
                 }
                 outbuf_puts(b, ", max = ");
-                outbuf_u64(b, s->latency->max);
+                outbuf_u64(b, latency->max);
                 outbuf_puts(b, " ns");
         }
         outbuf_putc(b, '\n');
+}
+
+static void format_summary(struct outbuf *b, const struct proc_summary *s) {
+        const struct proc_interval *iv = s->iv;
+        put_proc(b, s->comm, s->pid, s->unit);
+        put_interval(b, s->end - s->start, s->last, s->records_lost);
+        put_by_op(b, "submitted = ", iv->submitted);
+        put_ends(b, iv);
+        const struct text_count c[] = { { ", in_flight = ", s->inflight }, { ", in_flight_max = ", iv->inflight_max } };
+        put_counts(b, c, ELEMENTSOF(c));
+        put_latency(b, iv, s->latency);
+}
+
+static void format_file_summary(struct outbuf *b, const struct file_summary *s) {
+        outbuf_puts(b, "[file ");
+        if (s->path)
+                outbuf_escaped(b, s->path, s->path_len);
+        else {
+                outbuf_puts(b, "(other: ");
+                outbuf_u64(b, s->other_files);
+                outbuf_puts(b, " files, ");
+                outbuf_u64(b, s->without_path);
+                outbuf_puts(b, " requests without a path)");
+        }
+        outbuf_puts(b, "] ");
+        put_interval(b, s->end - s->start, s->last, s->records_lost);
+        outbuf_puts(b, "requests = ");
+        outbuf_u64(b, s->requests);
+        if (s->unverified) {
+                outbuf_puts(b, " (");
+                outbuf_u64(b, s->unverified);
+                outbuf_puts(b, " by a path not checked)");
+        }
+        put_ends(b, s->iv);
+        put_latency(b, s->iv, s->latency);
 }
 
 size_t format_text_message(struct outbuf *text, const struct entry *e, unsigned max_iocbs_per_call) {
@@ -541,6 +585,9 @@ void format_text(struct outbuf *b, const struct entry *e, unsigned max_iocbs_per
                 break;
         case ENTRY_SUMMARY:
                 format_summary(b, e->summary);
+                break;
+        case ENTRY_FILE_SUMMARY:
+                format_file_summary(b, e->file_summary);
                 break;
         case ENTRY_DROPPED: {
                 char name[16];

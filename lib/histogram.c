@@ -39,6 +39,19 @@ void histogram_add(struct histogram *h, uint64_t v) {
         h->sum += v;
 }
 
+void histogram_merge(struct histogram *h, const struct histogram *from) {
+        if (from->count == 0)
+                return;
+        for (unsigned b = 0; b < HIST_BUCKETS; b++)
+                h->buckets[b] += from->buckets[b];
+        if (h->count == 0 || from->min < h->min)
+                h->min = from->min;
+        if (from->max > h->max)
+                h->max = from->max;
+        h->count += from->count;
+        h->sum += from->sum;
+}
+
 uint64_t histogram_percentile(const struct histogram *h, double p) {
         if (h->count == 0)
                 return 0;

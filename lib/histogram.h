@@ -24,6 +24,8 @@ struct histogram {
 
 void histogram_reset(struct histogram *h);
 void histogram_add(struct histogram *h, uint64_t value);
+/* h gets every value from holds. */
+void histogram_merge(struct histogram *h, const struct histogram *from);
 /* The nearest-rank percentile p (0 < p <= 100), within the stated error; 0 for an empty histogram. */
 uint64_t histogram_percentile(const struct histogram *h, double p);
 

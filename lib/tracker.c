@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_summary.h"
 #include "util.h"
 
 #define NIL UINT32_MAX
@@ -241,9 +242,13 @@ static void account_end(struct tracker *t, struct proc *p, const struct request 
         }
         if (r->kind == REQ_CANCELLED)
                 st->cancelled++;
-        if (!p)
-                return;
-        struct proc_interval *iv = &p->iv;
+        if (t->files)
+                file_tallies_add(t->files, r);
+        if (p)
+                proc_interval_count_end(&p->iv, p->latency, r);
+}
+
+void proc_interval_count_end(struct proc_interval *iv, struct histogram *latency, const struct request *r) {
         iv->active = true;
         if (!r->has_result) {
                 if (r->kind == REQ_ABANDONED)
@@ -275,7 +280,25 @@ static void account_end(struct tracker *t, struct proc *p, const struct request 
         else if (r->kind == REQ_UNMATCHED)
                 iv->unmatched++;
         else if (r->kind == REQ_COMPLETED && !r->reaped_in_user_space && r->end_time >= r->submit_time)
-                histogram_add(p->latency, r->end_time - r->submit_time);
+                histogram_add(latency, r->end_time - r->submit_time);
+}
+
+void proc_interval_merge(struct proc_interval *iv, const struct proc_interval *from) {
+        for (unsigned i = 0; i < REQ_OPS; i++) {
+                iv->submitted[i] += from->submitted[i];
+                iv->completed[i] += from->completed[i];
+        }
+        iv->bytes_read += from->bytes_read;
+        iv->bytes_written += from->bytes_written;
+        iv->errors += from->errors;
+        iv->cancelled += from->cancelled;
+        iv->abandoned += from->abandoned;
+        iv->stale += from->stale;
+        iv->unmatched += from->unmatched;
+        iv->unknown += from->unknown;
+        iv->reaped_in_user_space += from->reaped_in_user_space;
+        iv->inflight_max = MAX(iv->inflight_max, from->inflight_max);
+        iv->active |= from->active;
 }
 
 /* A request whose completion was seen in its ring and that no call reaped: the program reaped it itself. */
@@ -728,6 +751,21 @@ static bool end_interval(void *entry, void *userdata) {
         return false;
 }
 
+static void on_file_summary(void *userdata, const struct file_summary *s) {
+        struct tracker *t = userdata;
+        if (t->cb.file_summary)
+                t->cb.file_summary(t->cb.userdata, s);
+}
+
+/* The files' interval ends: their summaries, and the next one starts. */
+static void emit_file_summaries(struct tracker *t, uint64_t end, bool last) {
+        if (!t->files)
+                return;
+        file_tallies_emit(t->files, t->opt.summary_files, t->files_start, MAX(end, t->files_start), last,
+                          t->interval_lost, on_file_summary, t);
+        t->files_start = end;
+}
+
 void tracker_tick(struct tracker *t, uint64_t until) {
         if (t->n_early)
                 release_early(t, 0, until > TRACKER_EARLY_HOLD_NS ? until - TRACKER_EARLY_HOLD_NS : 0);
@@ -736,12 +774,14 @@ void tracker_tick(struct tracker *t, uint64_t until) {
                 return; /* the end (UINT64_MAX), or a time no clock gives: nothing to wrap around */
         if (t->next_summary == 0) {
                 t->next_summary = until + interval;
+                t->files_start = until;
                 id_table_filter(&t->procs, start_interval, &until);
                 return;
         }
         while (until >= t->next_summary) {
                 struct interval_end ie = { .t = t, .end = t->next_summary };
                 id_table_filter(&t->procs, end_interval, &ie);
+                emit_file_summaries(t, t->next_summary, false);
                 t->interval_lost = 0;
                 t->next_summary += interval;
                 if (!ie.any && until >= t->next_summary) {
@@ -749,6 +789,7 @@ void tracker_tick(struct tracker *t, uint64_t until) {
                         uint64_t skip = (until - t->next_summary) / interval + 1;
                         t->next_summary += skip * interval;
                         uint64_t start = t->next_summary - interval;
+                        t->files_start = start;
                         id_table_filter(&t->procs, start_interval, &start);
                 }
         }
@@ -772,24 +813,55 @@ static bool finish_interval(void *entry, void *userdata) {
 void tracker_finish(struct tracker *t, uint64_t now) {
         tracker_flush(t);
         release_early(t, 0, UINT64_MAX);
-        if (t->opt.summary_interval_ns)
+        if (t->opt.summary_interval_ns) {
                 id_table_filter(&t->procs, finish_interval, &(struct last_summary) { .t = t, .now = now });
+                emit_file_summaries(t, now, true);
+        }
 }
 
 void tracker_note_lost(struct tracker *t, uint64_t records) {
         t->interval_lost += records;
 }
 
-void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns) {
-        t->opt.paths = paths;
-        if (summary_interval_ns == t->opt.summary_interval_ns)
+static int files_on(struct tracker *t, uint64_t now) {
+        t->files = malloc(sizeof(*t->files));
+        if (!t->files || file_tallies_init(t->files) < 0) {
+                free(t->files);
+                t->files = NULL;
+                return -ENOMEM;
+        }
+        t->files_start = now;
+        return 0;
+}
+
+static void files_off(struct tracker *t) {
+        if (!t->files)
                 return;
+        file_tallies_done(t->files);
+        free(t->files);
+        t->files = NULL;
+}
+
+int tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns, unsigned summary_files,
+                        uint64_t now) {
+        t->opt.paths = paths;
+        int r = 0;
+        if (summary_files && !t->files)
+                r = files_on(t, now);
+        else if (!summary_files && t->files) {
+                emit_file_summaries(t, now, false); /* what was counted, said */
+                files_off(t);
+        }
+        t->opt.summary_files = t->files ? summary_files : 0;
+        if (summary_interval_ns == t->opt.summary_interval_ns)
+                return r;
         /* the interval in progress ends as the new length says; none started yet: the next tick starts one */
         if (t->next_summary && summary_interval_ns)
                 t->next_summary = t->next_summary - t->opt.summary_interval_ns + summary_interval_ns;
         else
                 t->next_summary = 0;
         t->opt.summary_interval_ns = summary_interval_ns;
+        return r;
 }
 
 size_t tracker_inflight_total(const struct tracker *t) {
@@ -844,6 +916,10 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
                 tracker_done(t);
                 return -ENOMEM;
         }
+        if (opt->summary_files && files_on(t, 0) < 0) {
+                tracker_done(t);
+                return -ENOMEM;
+        }
         for (size_t b = 0; b < t->n_buckets; b++)
                 t->buckets[b] = NIL;
         /* the first nodes, then doubling as requests pile up */
@@ -873,5 +949,6 @@ void tracker_done(struct tracker *t) {
         free(t->early);
         if (t->paths.slots)
                 fdpath_cache_done(&t->paths);
+        files_off(t);
         *t = (struct tracker) {};
 }

@@ -117,9 +117,18 @@ struct proc_summary {
         uint64_t records_lost; /* records lost, on any CPU, during the interval: its counts may be short */
 };
 
+/* A request's end counted in an interval (its latency in h, unless it is only a bound). */
+void proc_interval_count_end(struct proc_interval *iv, struct histogram *h, const struct request *r);
+/* iv gets from's counts too. */
+void proc_interval_merge(struct proc_interval *iv, const struct proc_interval *from);
+
+struct file_summary;
+struct file_tallies;
+
 struct tracker_callbacks {
         void (*request)(void *userdata, const struct request *r);
         void (*summary)(void *userdata, const struct proc_summary *s);
+        void (*file_summary)(void *userdata, const struct file_summary *s);
         void *userdata;
 };
 
@@ -128,6 +137,7 @@ struct tracker_options {
         size_t max_inflight_per_process;
         unsigned max_iocbs_per_call;
         uint64_t summary_interval_ns;
+        unsigned summary_files; /* files named in the file summaries (0: none made) */
         bool paths; /* look up each request's file path */
         bool paths_by_identity; /* the capture names each request's file: know a process's open files at once */
         const char *proc_root;
@@ -173,6 +183,8 @@ struct tracker {
 
         uint64_t next_summary; /* 0: not started */
         uint64_t interval_lost; /* records lost in the interval in progress */
+        struct file_tallies *files; /* NULL: no file summaries */
+        uint64_t files_start;       /* of their interval */
 };
 
 int tracker_init(struct tracker *t, const struct tracker_options *opt, const struct tracker_callbacks *cb,
@@ -206,9 +218,11 @@ void tracker_tick(struct tracker *t, uint64_t until);
 /* At the end of tracing: the summaries of the interval in progress. */
 void tracker_finish(struct tracker *t, uint64_t now);
 
-/* What a reload may change: whether paths are looked up, and the summaries' interval (the one in progress ends
- * as the new length says). */
-void tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns);
+/* What a reload may change: whether paths are looked up, the summaries' interval (the one in progress ends as
+ * the new length says), and the files a file summary names (0: none made; what was counted until `now` is
+ * said at once).  -ENOMEM: no file summaries. */
+int tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns, unsigned summary_files,
+                        uint64_t now);
 /* Requests in flight now, in all. */
 size_t tracker_inflight_total(const struct tracker *t);
 /* Requests of a process in flight now (tests). */

@@ -17,6 +17,7 @@ from compare import OPS, Failure, Tally, hx, parse_truth, report
 
 MESSAGE_ID_REQUEST = 'daf67091c6974a4084e966bba1b19746'
 MESSAGE_ID_SUMMARY = 'adcec88b8d6f4f368b3ac88e7f33c99f'
+MESSAGE_ID_FILE_SUMMARY = '9dd8944c10744439a8559486c73acdda'
 READS, WRITES = {0, 7}, {1, 8}
 # the tracer's interval (enter of io_submit to exit of the reaping call) lies inside the workload's (clock read
 # before io_submit to clock read after it returned): never longer, give or take the clocks' reading
@@ -28,6 +29,9 @@ REQ = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)(?: - (?P<unit>[^]]+))?\] reque
 SUM = re.compile(r'^\[(?P<comm>.*) - (?P<pid>\d+)(?: - (?P<unit>[^]]+))?\] summary over (?P<secs>[\d.]+) s'
                  r'(?: \((?P<last>the last)?(?:; )?(?:incomplete: (?P<records_lost>\d+) records lost meanwhile)?\))?: '
                  r'(?P<rest>.*)$')
+FILE_SUM = re.compile(r'^\[file (?:\(other: (?P<other_files>\d+) files, (?P<without_path>\d+) requests without a path\)|'
+                      r'(?P<file>.*))\] summary over [\d.]+ s[^:]*: requests = (?P<requests>\d+)'
+                      r'(?: \((?P<path_unverified>\d+) by a path not checked\))?, (?P<rest>.*)$')
 
 
 def expected_requests(truth_path, ended_by, per_process_limit):
@@ -164,8 +168,38 @@ def structured_summary(f, prefix):
     return out
 
 
+def text_file_summary(m):
+    d = {'requests': int(m['requests'])}
+    if m['path_unverified']:
+        d['path_unverified'] = int(m['path_unverified'])
+    if m['file'] is not None:
+        d['file'] = m['file']
+    else:
+        d['other_files'], d['without_path'] = int(m['other_files']), int(m['without_path'])
+    rest = m['rest']
+    c = re.match(r'completed = (\d+)(?: \(([^)]*)\))?', rest)
+    d['completed'] = int(c[1])
+    for part in (c[2] or '').split():
+        op, v = part.split(':')
+        d[f'completed_{op}'] = int(v)
+    for k in ('errors', 'bytes_read', 'bytes_written', 'cancelled', 'abandoned'):
+        d[k] = int(re.search(rf'\b{k} = (\d+)', rest)[1])
+    return d
+
+
+def structured_file_summary(f, prefix):
+    d = {k[len(prefix):].lower(): v for k, v in f.items() if k.startswith(prefix)}
+    out = {k: int(v) for k, v in d.items()
+           if k.startswith(('requests', 'completed', 'bytes_', 'errors', 'cancelled', 'abandoned', 'other_files',
+                            'without_path', 'path_unverified'))}
+    if 'file' in d:
+        out['file'] = d['file']
+    return out
+
+
 def parse_trace(path, fmt):
     reqs, sums, lost = [], [], 0
+    files = parse_trace.files = []
     with open(path, errors='replace') as f:
         for raw in f:
             raw = raw.rstrip('\n')
@@ -179,6 +213,9 @@ def parse_trace(path, fmt):
                 m = SUM.match(raw)
                 if m:
                     sums.append(text_summary(m))
+                m = FILE_SUM.match(raw)
+                if m:
+                    files.append(text_file_summary(m))
                 continue
             e = json.loads(raw)
             lost += int(e.get('lost', 0) if fmt == 'json' else e.get('AIO_LOST', 0))
@@ -187,6 +224,8 @@ def parse_trace(path, fmt):
                     reqs.append(structured_request({'x' + k: v for k, v in e.items()}, 'x'))
                 elif e.get('kind') == 'summary':
                     sums.append(structured_summary({'x' + k: v for k, v in e.items()}, 'x'))
+                elif e.get('kind') == 'file_summary':
+                    files.append(structured_file_summary({'x' + k: v for k, v in e.items()}, 'x'))
             else:
                 if e.get('MESSAGE_ID') == MESSAGE_ID_REQUEST:
                     d = structured_request(e, 'AIO_')
@@ -194,6 +233,8 @@ def parse_trace(path, fmt):
                     reqs.append(d)
                 elif e.get('MESSAGE_ID') == MESSAGE_ID_SUMMARY:
                     sums.append(structured_summary(e, 'AIO_'))
+                elif e.get('MESSAGE_ID') == MESSAGE_ID_FILE_SUMMARY:
+                    files.append(structured_file_summary(e, 'AIO_'))
     return reqs, sums, lost
 
 
@@ -261,21 +302,12 @@ def compare_one(tally, where, got, want, gaps, strict):
         tally.errors.append(f'{where}: no time in flight')  # evicted by the submit itself: 0
 
 
-def compare_summaries(tally, pid, sums, done, strict):
-    mine = [s for s in sums if s['pid'] == pid]
-    if not mine:
-        tally.errors.append(f'pid {pid}: no summary')
-        return
-    total = {}
-    for s in mine:
-        for k, v in s.items():
-            if isinstance(v, int) and not isinstance(v, bool):
-                total[k] = total.get(k, 0) + v
-    want = {'submitted': len(done), 'completed': 0, 'bytes_read': 0, 'bytes_written': 0, 'errors': 0,
-            'cancelled': 0, 'abandoned': 0, 'reaped_in_user_space': 0}
-    for r in done:
+def end_counts(rs):
+    """What a summary says of requests that ended: counts, per op, bytes."""
+    want = {'requests': len(rs), 'completed': 0, 'bytes_read': 0, 'bytes_written': 0, 'errors': 0, 'cancelled': 0,
+            'abandoned': 0}
+    for r in rs:
         op = OPS.get(int(r['truth']['opcode']), 'other')
-        want[f'submitted_{op}'] = want.get(f'submitted_{op}', 0) + 1
         if r['kind'] in ('completed', 'cancelled'):
             want['completed'] += 1
             want[f'completed_{op}'] = want.get(f'completed_{op}', 0) + 1
@@ -288,10 +320,27 @@ def compare_summaries(tally, pid, sums, done, strict):
                 want['bytes_written'] += res
             if r['kind'] == 'cancelled':
                 want['cancelled'] += 1
-            if r.get('user_space'):
-                want['reaped_in_user_space'] += 1
         else:
             want['abandoned'] += 1
+    return want
+
+
+def compare_summaries(tally, pid, sums, done, strict):
+    mine = [s for s in sums if s['pid'] == pid]
+    if not mine:
+        tally.errors.append(f'pid {pid}: no summary')
+        return
+    total = {}
+    for s in mine:
+        for k, v in s.items():
+            if isinstance(v, int) and not isinstance(v, bool):
+                total[k] = total.get(k, 0) + v
+    want = end_counts(done)
+    want['submitted'] = want.pop('requests')
+    want['reaped_in_user_space'] = sum(1 for r in done if r['kind'] in ('completed', 'cancelled') and r.get('user_space'))
+    for r in done:
+        op = OPS.get(int(r['truth']['opcode']), 'other')
+        want[f'submitted_{op}'] = want.get(f'submitted_{op}', 0) + 1
     for k, v in want.items():
         if total.get(k, 0) == v:
             tally.correct += 1
@@ -299,6 +348,28 @@ def compare_summaries(tally, pid, sums, done, strict):
             tally.errors.append(f'pid {pid}: summaries add up to {k} = {total.get(k, 0)}, the workload made {v}')
         else:
             tally.marked += 1  # read afterwards, an op may be unknown: counted as "other"
+
+
+def compare_file_summaries(tally, files, done, top):
+    """One interval's file summaries: the `top` files with the most requests named (ties by path), each with
+    its counts, and the rest in one other line."""
+    by_path = {}
+    for r in done:
+        by_path.setdefault(r['path'], []).append(r)
+    named = sorted((p for p in by_path if p is not None), key=lambda p: (-len(by_path[p]), p.encode()))
+    want_lines = [dict(end_counts(by_path[p]), file=p) for p in named[:top]]
+    rest = [r for p in named[top:] for r in by_path[p]] + by_path.get(None, [])
+    if rest:
+        want_lines.append(dict(end_counts(rest), other_files=len(named[top:]), without_path=len(by_path.get(None, []))))
+    if len(files) != len(want_lines):
+        tally.errors.append(f'{len(files)} file summaries, want {len(want_lines)}: {files}')
+    for k, (got, want) in enumerate(zip(files, want_lines)):
+        where = f'file summary {k} ({want.get("file", "other")})'
+        for key, v in want.items():
+            tally.value(f'{where}.{key}', got.get(key, 0), v, False)
+        for key, v in got.items():
+            if key not in want and v:
+                tally.errors.append(f'{where}: {key} = {v}, the workload made none')
 
 
 def main():
@@ -315,13 +386,17 @@ def main():
     ap.add_argument('--per-process', type=int, default=0, help='max_inflight_per_process of the daemon')
     ap.add_argument('--no-summary', action='store_true')
     ap.add_argument('--summary-only', action='store_true', help='records = [ "summary" ]: no request records')
+    ap.add_argument('--files', type=int, default=0,
+                    help='summary_files of the daemon, whose file summaries cover one interval')
     a = ap.parse_args()
 
     reqs, sums, lost = parse_trace(a.trace, a.format)
     tally = Tally(a.strict)
     gaps, n = [], 0
+    all_done = []
     for path in a.truth:
         pid, comm, done = expected_requests(path, a.ended_by, a.per_process)
+        all_done += done
         got_by_key = {}
         for g in reqs:
             if g.get('pid') == pid:
@@ -356,6 +431,10 @@ def main():
                 tally.errors.append(f'pid {pid}: a record for a request never made: {g}')
         if not a.no_summary:
             compare_summaries(tally, pid, sums, done, a.strict)
+    if a.files:
+        compare_file_summaries(tally, parse_trace.files, all_done, a.files)
+    elif parse_trace.files:
+        tally.errors.append(f'{len(parse_trace.files)} file summaries where none were asked for')
     if lost:
         tally.errors.insert(0, f'{lost} records lost: the trace cannot hold every request (ring_pages too small '
                                f'for this machine now?)')

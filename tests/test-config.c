@@ -61,6 +61,8 @@ static void test_defaults(void) {
         CHECK(c->capture == CAPTURE_AUTO);
         CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SUMMARY);
         CHECK_EQ(c->summary_interval, 60);
+        CHECK_EQ(c->summary_by, SUMMARY_BY_PROCESS);
+        CHECK_EQ(c->summary_files, 20);
         CHECK_EQ(c->ring_memory, 256u << 20);
         CHECK_EQ(c->ring_pages, 0);
         CHECK_EQ(c->max_iocbs_per_call, 256);
@@ -82,6 +84,8 @@ static void test_every_key(void) {
                                      "capture = \"remote-read\";\n"
                                      "records = [ \"requests\", \"syscalls\" ];\n"
                                      "summary_interval = 10;\n"
+                                     "summary_by = [ \"file\", \"process\" ];\n"
+                                     "summary_files = 5;\n"
                                      "ring_memory = \"1G\";\n"
                                      "ring_pages = 128;\n"
                                      "max_iocbs_per_call = 16;\n"
@@ -101,6 +105,8 @@ static void test_every_key(void) {
         CHECK(c->capture == CAPTURE_REMOTE_READ);
         CHECK_EQ(c->records, RECORD_REQUESTS | RECORD_SYSCALLS);
         CHECK_EQ(c->summary_interval, 10);
+        CHECK_EQ(c->summary_by, SUMMARY_BY_PROCESS | SUMMARY_BY_FILE);
+        CHECK_EQ(c->summary_files, 5);
         CHECK_EQ(c->ring_memory, 1u << 30);
         CHECK_EQ(c->ring_pages, 128);
         CHECK_EQ(c->max_iocbs_per_call, 16);
@@ -126,7 +132,7 @@ static void test_errors(void) {
                 { "capture = \"kernel\";\n", 1, "capture = \"kernel\" is not one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "capture = 1;\n", 1, "capture must be a string, one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "ring_pages = 64;\nbogus = 1;\n", 2,
-                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, ring_memory, ring_pages, max_iocbs_per_call, "
+                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, summary_by, summary_files, ring_memory, ring_pages, max_iocbs_per_call, "
                   "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output, metrics)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
                 { "\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two" },
@@ -138,6 +144,12 @@ static void test_errors(void) {
                 { "\nrecords = [ \"requests\", \"calls\" ];\n", 2, "records: \"calls\" is not one of" },
                 { "records = \"requests\";\n", 1, "records must be a list" },
                 { "records = ( 1 );\n", 1, "an entry that is not a string" },
+                { "records = [ \"summary\", \"summary\" ];\n", 1, "records: \"summary\" is listed twice" },
+                { "summary_by = [ ];\n", 1, "summary_by must name at least one of \"process\", \"file\"" },
+                { "summary_by = [ \"process\", \"files\" ];\n", 1,
+                  "summary_by: \"files\" is not one of \"process\", \"file\"" },
+                { "summary_by = \"file\";\n", 1, "summary_by must be a list of \"process\", \"file\"" },
+                { "summary_files = 0;\n", 1, "summary_files = 0 is out of range (1 to 1000)" },
                 { "watch = ( { comm = \"a[bc\"; } );\n", 1, "'[' is never closed" },
                 { "watch = ( { comm = \"x\\\"y\"; } );\n", 1, "quote or backslash" },
                 { "watch = ( { comm = \"averyveryverylongname\"; } );\n", 1, "can never match" },

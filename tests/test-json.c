@@ -239,6 +239,20 @@ static void test_field_names(void) {
                             "completed_pwritev completed_other bytes_read bytes_written errors cancelled abandoned "
                             "stale unmatched unknown inflight inflight_max lat_samples lat_p50_nsec lat_p90_nsec "
                             "lat_p99_nsec lat_p999_nsec lat_max_nsec summary_last");
+        /* a file's, and the other line's */
+        struct file_summary fs = { .path = "/a/b", .path_len = 4, .requests = 9, .unverified = 1, .start = 1, .end = 2, .iv = &iv,
+                                   .latency = &h, .records_lost = 3 };
+        nc.names[0] = 0;
+        file_summary_fields(&nc.w, &fs);
+        CHECK_STR(nc.names, "file summary_interval_nsec requests path_unverified completed completed_pread completed_pwrite "
+                            "completed_fsync completed_fdsync completed_poll completed_noop completed_preadv "
+                            "completed_pwritev completed_other bytes_read bytes_written errors cancelled abandoned "
+                            "stale unmatched unknown lat_samples lat_p50_nsec lat_p90_nsec lat_p99_nsec "
+                            "lat_p999_nsec lat_max_nsec records_lost");
+        fs.path = NULL;
+        nc.names[0] = 0;
+        file_summary_fields(&nc.w, &fs);
+        CHECK(strncmp(nc.names, "other_files without_path summary_interval_nsec requests ", 56) == 0);
         free(path);
 }
 

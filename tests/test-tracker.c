@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include "file_summary.h"
+
 #include "config.h"
 #include "test.h"
 
@@ -32,6 +34,18 @@ static void on_summary(void *userdata, const struct proc_summary *s) {
         }
 }
 
+static struct file_summary files[16];
+static uint64_t file_requests[16], file_abandoned[16]; /* the summary's counts are valid only in the call */
+static size_t n_files;
+
+static void on_file_summary(void *userdata, const struct file_summary *s) {
+        if (n_files < 16) {
+                files[n_files] = *s;
+                file_abandoned[n_files] = s->iv->abandoned;
+                file_requests[n_files++] = s->requests;
+        }
+}
+
 static struct iocb_info iocbs[256];
 static struct event_info events[256];
 
@@ -42,9 +56,9 @@ static void setup(size_t max_inflight, size_t per_process, uint64_t interval) {
         struct tracker_options o = { .max_inflight = max_inflight, .max_inflight_per_process = per_process,
                                      .max_iocbs_per_call = 256, .summary_interval_ns = interval,
                                      .proc_root = "/nonexistent" };
-        struct tracker_callbacks cb = { .request = on_request, .summary = on_summary };
+        struct tracker_callbacks cb = { .request = on_request, .summary = on_summary, .file_summary = on_file_summary };
         stats = (struct trace_stats) {};
-        n_got = n_sums = 0;
+        n_got = n_sums = n_files = 0;
         CHECK_EQ(tracker_init(&t, &o, &cb, &stats), 0);
 }
 
@@ -285,6 +299,51 @@ static void test_summaries(void) {
         tracker_done(&t);
 }
 
+/* File summaries at the ends of the same intervals as the processes', at the end of tracing, and at once when a
+ * reload turns them off.  No /proc here: every request is without a known file, in the other line. */
+static void test_file_summaries(void) {
+        setup(1024, 1024, 1000000);
+        CHECK_EQ(tracker_set_options(&t, true, 1000000, 5, 0), 0);
+        tracker_tick(&t, 10000000);
+        submit(100, 0xa, 10100000, 0, 4, 0);
+        submit(200, 0xa, 10200000, 8, 2, 1);
+        reap(100, 0xa, 10300000, 0, 4, 4096, NULL);
+        reap(200, 0xa, 10400000, 8, 1, 4096, NULL);
+        tracker_tick(&t, 11000000);
+        CHECK_EQ(n_sums, 2);
+        CHECK_EQ(n_files, 1);
+        CHECK(files[0].path == NULL);
+        CHECK_EQ(file_requests[0], 5);
+        CHECK_EQ(files[0].without_path, 5);
+        CHECK_EQ(files[0].start, 10000000);
+        CHECK_EQ(files[0].end, 11000000);
+        CHECK(!files[0].last);
+        /* a quiet interval says nothing; turned off in the next, what it counted is said then */
+        n_files = 0;
+        tracker_tick(&t, 12000000);
+        CHECK_EQ(n_files, 0);
+        reap(200, 0xa, 12100000, 9, 1, 4096, NULL);
+        CHECK_EQ(tracker_set_options(&t, true, 1000000, 0, 12500000), 0);
+        CHECK_EQ(n_files, 1);
+        CHECK_EQ(file_requests[0], 1);
+        CHECK_EQ(files[0].start, 12000000);
+        CHECK_EQ(files[0].end, 12500000);
+        CHECK(t.files == NULL);
+        /* on again: from then, to the end of tracing */
+        CHECK_EQ(tracker_set_options(&t, true, 1000000, 5, 12600000), 0);
+        submit(100, 0xa, 12700000, 20, 1, 0);
+        n_files = 0;
+        tracker_finish(&t, 12800000);
+        CHECK_EQ(n_files, 0); /* in flight: nothing ended */
+        tracker_process_end(&t, 100, 12900000, END_EXIT);
+        tracker_finish(&t, 12950000);
+        CHECK_EQ(n_files, 1);
+        CHECK_EQ(file_abandoned[0], 1);
+        CHECK_EQ(files[0].start, 12800000);
+        CHECK(files[0].last);
+        tracker_done(&t);
+}
+
 /* A reaper on one CPU can reap a request before the submitter's io_submit, on another, returns: the completion
  * comes first in time order, and waits for the submit. */
 static void test_early_completion(void) {
@@ -497,6 +556,7 @@ int main(void) {
         RUN(test_bounds);
         RUN(test_unidentified);
         RUN(test_summaries);
+        RUN(test_file_summaries);
         RUN(test_early_completion);
         RUN(test_reaped_in_user_space);
         RUN(test_model);
