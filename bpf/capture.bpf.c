@@ -68,12 +68,41 @@ struct css_set {
         struct cgroup *dfl_cgrp; /* the task's cgroup of the v2 hierarchy */
 } __attribute__((preserve_access_index));
 struct task_struct {
+        unsigned int flags;
         int pid;
         int tgid;
+        char comm[16];
+        struct task_struct *group_leader;
         struct files_struct *files;
         struct mm_struct *mm;
         struct css_set *cgroups;
 } __attribute__((preserve_access_index));
+/* An io_uring request, as io_uring_submit_req sees it after its prep: the SQE's fd, and the op's own part
+ * (struct io_rw for reads and writes, struct io_sync for fsync and its kin) where the prep put the offset and
+ * length. */
+struct io_cqe {
+        __u64 user_data;
+        int fd;
+} __attribute__((preserve_access_index));
+struct io_kiocb {
+        __u64 flags; /* read one byte of it: its width changed between releases */
+        struct io_cqe cqe;
+} __attribute__((preserve_access_index));
+struct kiocb {
+        long long ki_pos;
+} __attribute__((preserve_access_index));
+struct io_rw {
+        struct kiocb kiocb;
+        __u64 addr;
+        __u32 len;
+        int flags;
+} __attribute__((preserve_access_index));
+struct io_sync {
+        long long len;
+        long long off;
+        int flags;
+} __attribute__((preserve_access_index));
+
 /* The user registers a thread entered the kernel with; x86-64 passes a syscall's arguments in these.  Read
  * only where the running kernel's BTF has them. */
 struct pt_regs {
@@ -92,6 +121,8 @@ const volatile __u16 exit_tp_id[_AIO_SYSCALL_MAX] = {};
 const volatile __u32 max_items = CAPTURE_MAX_ITEMS;
 const volatile __u16 proc_exit_tp_id = 0;
 const volatile __u16 proc_exec_tp_id = 0;
+const volatile __u16 uring_submit_tp_id = 0;
+const volatile __u16 uring_complete_tp_id = 0;
 
 #define SEG_HDR sizeof(struct capture_segment)
 /* Offsets into the scratch buffer are masked to below OFF_LIMIT and lengths to below LEN_LIMIT, so the verifier
@@ -409,7 +440,7 @@ static __always_inline void cgroup_bits(struct loop_ctx *l, const struct capture
 /* Whether the current thread is watched: every class an entry needs must keep its bit.  The verdict is kept
  * per thread for its name, cgroup and uid under one watch generation (an exec forgets it); without task
  * storage it is made every time. */
-static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
+static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *ts, const char *comm) {
         __u32 zero = 0;
         struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
         if (!w)
@@ -419,8 +450,6 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
         __u64 have = w->bits;
         if (!have)
                 return 0;
-        char comm[GLOB_COMM_SIZE];
-        bpf_get_current_comm(comm, sizeof(comm));
         /* part of the verdict's key only where the list asks: each is a helper call at every call */
         __u64 cgroup_id = w->need[CAPTURE_CLASS_UNIT] | w->need[CAPTURE_CLASS_CGROUP] ? bpf_get_current_cgroup_id() : 0;
         __u32 uid = w->need[CAPTURE_CLASS_UID] ? (__u32) bpf_get_current_uid_gid() : 0;
@@ -456,6 +485,12 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
                 ts->verdict_valid = 1;
         }
         return verdict;
+}
+
+static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
+        char comm[GLOB_COMM_SIZE];
+        bpf_get_current_comm(comm, sizeof(comm));
+        return watched_as(l, ts, comm);
 }
 
 /* Whether the thread was watched before an exec: by the verdict it keeps from its calls, or by its pid.  A
@@ -1116,5 +1151,168 @@ int proc_exit_group(struct enter_ctx *ctx) {
         bpf_for_each_map_elem(&ring_tails, collect_ring, &w, 0);
         for (__u32 i = 0; i < RINGS_AT_EXIT && i < w.n; i++)
                 ring_record(ctx, &l, w.ctx[i], ctx->nr);
+        return NEUTRAL;
+}
+
+/* ---- io_uring: requests with no system call each ---- */
+
+#define PF_IO_WORKER 0x10
+#define IORING_OP_READV 1
+#define IORING_OP_WRITEV 2
+#define IORING_OP_FSYNC 3
+#define IORING_OP_READ_FIXED 4
+#define IORING_OP_WRITE_FIXED 5
+#define IORING_OP_SYNC_FILE_RANGE 8
+#define IORING_OP_FALLOCATE 17
+#define IORING_OP_READ 22
+#define IORING_OP_WRITE 23
+#define REQ_F_FIXED_FILE 0x1
+
+/* The owner of each ring a watched process submitted to: a completion may be posted by any task. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, CAPTURE_MAX_URING_RINGS);
+        __type(key, __u64);
+        __type(value, __u32);
+} uring_owners SEC(".maps");
+
+/* The fixed part of the two records, as their format files lay it out (checked by the daemon). */
+struct uring_submit_ctx {
+        __u64 common;
+        __u64 ctx;
+        __u64 req;
+        __u64 user_data;
+        __u8 opcode;
+        __u8 pad[7];
+        __u64 flags;
+        __u8 sq_thread;
+        __u8 pad2[3];
+        __u32 op_str_loc;
+};
+
+struct uring_complete_ctx {
+        __u64 common;
+        __u64 ctx;
+        __u64 req;
+        __u64 user_data;
+        int res;
+        __u32 cflags;
+        __u64 extra1;
+        __u64 extra2;
+};
+
+struct uring_record {
+        union {
+                __u8 raw[CAPTURE_URING_RAW_SIZE];
+                struct uring_submit_ctx submit;
+                struct uring_complete_ctx complete;
+        };
+        struct capture_uring u;
+};
+_Static_assert(sizeof(struct uring_submit_ctx) == CAPTURE_URING_RAW_SIZE, "io_uring_submit_req's layout");
+_Static_assert(sizeof(struct uring_complete_ctx) == CAPTURE_URING_RAW_SIZE, "io_uring_complete's layout");
+
+/* What the op's prep read from the SQE: offset, length, buffer and flags. */
+static __always_inline void uring_details(struct io_kiocb *req, __u8 opcode, struct capture_uring *u) {
+        switch (opcode) {
+        case IORING_OP_READV:
+        case IORING_OP_WRITEV:
+        case IORING_OP_READ_FIXED:
+        case IORING_OP_WRITE_FIXED:
+        case IORING_OP_READ:
+        case IORING_OP_WRITE: {
+                struct io_rw *rw = (struct io_rw *) req; /* io_kiocb_to_cmd(): the request's first bytes */
+                u->off = (__u64) BPF_CORE_READ(rw, kiocb.ki_pos);
+                u->addr = BPF_CORE_READ(rw, addr);
+                u->len = BPF_CORE_READ(rw, len);
+                u->rw_flags = (__u32) BPF_CORE_READ(rw, flags);
+                u->flags |= CAPTURE_URING_F_DETAILS;
+                break;
+        }
+        case IORING_OP_FSYNC:
+        case IORING_OP_SYNC_FILE_RANGE:
+        case IORING_OP_FALLOCATE: {
+                struct io_sync *sync = (struct io_sync *) req;
+                u->off = (__u64) BPF_CORE_READ(sync, off);
+                u->len = (__u32) BPF_CORE_READ(sync, len);
+                u->rw_flags = (__u32) BPF_CORE_READ(sync, flags);
+                u->flags |= CAPTURE_URING_F_DETAILS;
+                break;
+        }
+        default:
+                break;
+        }
+}
+
+SEC("tracepoint/io_uring/io_uring_submit_req")
+int uring_submit(struct uring_submit_ctx *ctx) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+        char comm[GLOB_COMM_SIZE] = {}; /* NUL-padded, as the names' map keys are */
+        /* an SQPOLL thread or a worker ("iou-sqp-PID") submits for its process: watched by the process's name */
+        if (BPF_CORE_READ(task, flags) & PF_IO_WORKER)
+                BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+        else
+                bpf_get_current_comm(comm, sizeof(comm));
+        if (!watched_as(&l, thread_state(), comm))
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        struct uring_record r = {};
+        /* a program may not read the common fields, nor copy the record whole: each field, as the kernel wrote it */
+        put_common(r.raw, uring_submit_tp_id);
+        r.submit.ctx = ctx->ctx;
+        r.submit.req = ctx->req;
+        r.submit.user_data = ctx->user_data;
+        r.submit.opcode = ctx->opcode;
+        r.submit.flags = ctx->flags;
+        r.submit.sq_thread = ctx->sq_thread;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tgid = (__u32) (id >> 32);
+        struct capture_uring *u = &r.u;
+        u->magic = CAPTURE_URING_MAGIC;
+        u->pid = tgid;
+        u->tid = (__u32) id;
+        __builtin_memcpy(u->comm, comm, sizeof(u->comm));
+        if (ctx->sq_thread)
+                u->flags |= CAPTURE_URING_F_SQ_THREAD;
+        struct io_kiocb *req = (struct io_kiocb *) ctx->req;
+        __u8 req_flags = 0;
+        bpf_probe_read_kernel(&req_flags, 1, (__u8 *) req + bpf_core_field_offset(struct io_kiocb, flags));
+        u->fd = (__u32) BPF_CORE_READ(req, cqe.fd);
+        uring_details(req, ctx->opcode, u);
+        if (req_flags & REQ_F_FIXED_FILE)
+                u->flags |= CAPTURE_URING_F_FIXED_FILE;
+        else {
+                struct scratch *s = scratch_of(&l);
+                if (s) {
+                        s->b.last_fd = ~0u; /* no file identity of another record's */
+                        file_identity(s, u->fd, &u->file);
+                }
+        }
+        __u64 ring = ctx->ctx;
+        bpf_map_update_elem(&uring_owners, &ring, &tgid, BPF_ANY);
+        output(ctx, &r, sizeof(r));
+        return NEUTRAL;
+}
+
+SEC("tracepoint/io_uring/io_uring_complete")
+int uring_complete(struct uring_complete_ctx *ctx) {
+        __u64 ring = ctx->ctx;
+        __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        if (!owner)
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        struct uring_record r = {};
+        put_common(r.raw, uring_complete_tp_id);
+        r.complete.ctx = ring;
+        r.complete.req = ctx->req;
+        r.complete.user_data = ctx->user_data;
+        r.complete.res = ctx->res;
+        r.complete.cflags = ctx->cflags;
+        r.u.magic = CAPTURE_URING_MAGIC;
+        r.u.pid = *owner;
+        r.u.tid = (__u32) bpf_get_current_pid_tgid();
+        bpf_get_current_comm(r.u.comm, sizeof(r.u.comm));
+        output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }

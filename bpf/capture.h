@@ -117,6 +117,31 @@ struct capture_segment {
         capture_u32 valid; /* how many of them, from the start, could be read; the rest faulted */
 };
 
+/* io_uring makes no system call per request: the capture follows io_uring:io_uring_submit_req and
+ * io_uring_complete of the rings of watched processes, and writes the tracepoint's record (its fixed fields,
+ * CAPTURE_URING_RAW_SIZE bytes) followed by struct capture_uring. */
+#define CAPTURE_URING_MAGIC 0x4752554fu /* "OURG" little-endian */
+#define CAPTURE_URING_RAW_SIZE 56
+#define CAPTURE_URING_F_DETAILS 0x1    /* submit: fd, off, len, addr and rw_flags were read from the request */
+#define CAPTURE_URING_F_FIXED_FILE 0x2 /* submit: fd is an index in the ring's registered files */
+#define CAPTURE_URING_F_SQ_THREAD 0x4  /* submit: by the ring's SQPOLL thread, on behalf of its process */
+#define CAPTURE_MAX_URING_RINGS 4096   /* rings whose owner is remembered for their completions */
+
+struct capture_uring {
+        capture_u32 magic;
+        capture_u32 pid; /* the process that owns the ring (its SQPOLL thread and workers are its threads) */
+        capture_u32 tid;
+        capture_u32 flags;
+        capture_u32 fd;
+        capture_u32 len;
+        capture_u64 off;
+        capture_u64 addr;
+        capture_u32 rw_flags;
+        capture_u32 reserved;
+        struct capture_file file; /* what fd named at submit (not for a fixed file) */
+        char comm[16];            /* the submitting thread's, or for an SQPOLL thread its process's */
+};
+
 /* The program's counters, per CPU, in this order. */
 enum capture_counter {
         CAPTURE_CNT_RECORDS,       /* records the program tried to write */

@@ -32,6 +32,7 @@ struct bpf_capture {
         uint32_t generation; /* of the watch list: 0 before the first */
         uint32_t set;        /* the maps' set in force */
         uint64_t *percpu; /* n_possible values, for reading one counter */
+        char uring_off[256]; /* why io_uring's programs could not be loaded: "" when they were */
 };
 
 /* libbpf's own messages: kept, not printed, so a failure can be explained in one line. */
@@ -63,6 +64,12 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
                 break;
         case EVENT_PROC_EXEC:
                 snprintf(buf, size, "proc_exec");
+                break;
+        case EVENT_URING_SUBMIT:
+                snprintf(buf, size, "uring_submit");
+                break;
+        case EVENT_URING_COMPLETE:
+                snprintf(buf, size, "uring_complete");
                 break;
         default:
                 buf[0] = 0;
@@ -107,6 +114,22 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
                                  "writes (pid at 12, old_pid at 16)", d->system, d->name);
                         return -EPROTO;
                 }
+                if (d->kind == EVENT_URING_SUBMIT || d->kind == EVENT_URING_COMPLETE) {
+                        /* capture.bpf.c's uring_submit_ctx and uring_complete_ctx */
+                        static const unsigned submit[][2] = { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 48, 1 } };
+                        static const unsigned complete[][2] = { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 4 }, { 36, 4 } };
+                        bool is_submit = d->kind == EVENT_URING_SUBMIT;
+                        bool ok = d->record_size == CAPTURE_URING_RAW_SIZE &&
+                                  d->n_args == (is_submit ? ELEMENTSOF(submit) : ELEMENTSOF(complete));
+                        for (unsigned i = 0; ok && i < d->n_args; i++)
+                                ok = d->args[i].offset == (is_submit ? submit[i][0] : complete[i][0]) &&
+                                     d->args[i].size == (is_submit ? submit[i][1] : complete[i][1]);
+                        if (!ok) {
+                                snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel "
+                                         "capture writes", d->system, d->name);
+                                return -EPROTO;
+                        }
+                }
                 if (d->kind != EVENT_SYS_EXIT)
                         continue;
                 if (d->record_size != CAPTURE_EXIT_RAW_SIZE || d->args[0].offset != CAPTURE_EXIT_RET_OFFSET ||
@@ -122,13 +145,67 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
         return 0;
 }
 
+/* Open and load the skeleton: the programs of the table's events, io_uring's only `with_uring`. */
+static int load(struct bpf_capture *c, const struct event_table *t, unsigned max_items, bool with_uring, char *error,
+                size_t error_size) {
+        libbpf_last[0] = 0;
+        c->skel = capture__open();
+        if (!c->skel) {
+                int r = errno ? -errno : -ENOMEM;
+                snprintf(error, error_size, "opening the BPF object: %s", strerror(-r));
+                return r;
+        }
+        for (size_t k = 0; k < t->n_events; k++) {
+                const struct event_desc *d = &t->events[k];
+                if (d->kind == EVENT_SYS_EXIT)
+                        c->skel->rodata->exit_tp_id[d->syscall] = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_SYS_ENTER)
+                        c->skel->rodata->enter_tp_id[d->syscall] = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_PROC_EXIT)
+                        c->skel->rodata->proc_exit_tp_id = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_PROC_EXEC)
+                        c->skel->rodata->proc_exec_tp_id = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_URING_SUBMIT)
+                        c->skel->rodata->uring_submit_tp_id = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_URING_COMPLETE)
+                        c->skel->rodata->uring_complete_tp_id = (uint16_t) d->tp_id;
+        }
+        c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
+        bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
+        struct bpf_program *prog;
+        bpf_object__for_each_program(prog, c->skel->obj) {
+                const char *name = bpf_program__name(prog);
+                if (!program_wanted(t, name) || (!with_uring && strncmp(name, "uring_", 6) == 0))
+                        bpf_program__set_autoload(prog, false);
+        }
+        int r = capture__load(c->skel);
+        if (r < 0) {
+                if ((r == -EPERM || r == -EACCES) && !libbpf_last[0])
+                        snprintf(error, error_size,
+                                 "loading the BPF programs: %s (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; a "
+                                 "seccomp filter must allow bpf())",
+                                 strerror(-r));
+                else
+                        snprintf(error, error_size, "loading the BPF programs: %s%s%s", strerror(-r),
+                                 libbpf_last[0] ? ": " : "", libbpf_last);
+                capture__destroy(TAKE_PTR(c->skel));
+        }
+        return r;
+}
+
+static bool table_has_uring(const struct event_table *t) {
+        for (size_t k = 0; k < t->n_events; k++)
+                if (t->events[k].kind == EVENT_URING_SUBMIT)
+                        return true;
+        return false;
+}
+
 int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
                      size_t error_size) {
         int r = check_layout(t, error, error_size);
         if (r < 0)
                 return r;
         libbpf_set_print(keep_libbpf_message);
-        libbpf_last[0] = 0;
 
         struct bpf_capture *c = calloc(1, sizeof(*c));
         if (!c)
@@ -141,42 +218,22 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
                 goto fail;
         }
         c->percpu = calloc((size_t) c->n_possible, sizeof(uint64_t));
-        c->skel = capture__open();
-        if (!c->percpu || !c->skel) {
-                r = errno ? -errno : -ENOMEM;
+        if (!c->percpu) {
+                r = -ENOMEM;
                 snprintf(error, error_size, "opening the BPF object: %s", strerror(-r));
                 goto fail;
         }
-        for (size_t k = 0; k < t->n_events; k++) {
-                const struct event_desc *d = &t->events[k];
-                if (d->kind == EVENT_SYS_EXIT)
-                        c->skel->rodata->exit_tp_id[d->syscall] = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_SYS_ENTER)
-                        c->skel->rodata->enter_tp_id[d->syscall] = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_PROC_EXIT)
-                        c->skel->rodata->proc_exit_tp_id = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_PROC_EXEC)
-                        c->skel->rodata->proc_exec_tp_id = (uint16_t) d->tp_id;
+        bool with_uring = table_has_uring(t);
+        if (!with_uring)
+                snprintf(c->uring_off, sizeof(c->uring_off), "the kernel has no io_uring tracepoints");
+        r = load(c, t, max_items, with_uring, error, error_size);
+        if (r < 0 && with_uring && r != -EPERM && r != -EACCES) {
+                /* io_uring's programs read the kernel's own structures: without them AIO is still traced */
+                snprintf(c->uring_off, sizeof(c->uring_off), "%s", error);
+                r = load(c, t, max_items, false, error, error_size);
         }
-        c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
-        bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
-        struct bpf_program *prog;
-        bpf_object__for_each_program(prog, c->skel->obj)
-                if (!program_wanted(t, bpf_program__name(prog)))
-                        bpf_program__set_autoload(prog, false);
-
-        r = capture__load(c->skel);
-        if (r < 0) {
-                if (r == -EPERM || r == -EACCES)
-                        snprintf(error, error_size,
-                                 "loading the BPF programs: %s (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; a "
-                                 "seccomp filter must allow bpf())",
-                                 strerror(-r));
-                else
-                        snprintf(error, error_size, "loading the BPF programs: %s%s%s", strerror(-r),
-                                 libbpf_last[0] ? ": " : "", libbpf_last);
+        if (r < 0)
                 goto fail;
-        }
 
         for (size_t k = 0; k < t->n_events; k++) {
                 const struct event_desc *d = &t->events[k];
@@ -194,6 +251,10 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
 fail:
         bpf_capture_free(c);
         return r;
+}
+
+const char *bpf_capture_uring_off(const struct bpf_capture *c) {
+        return c->uring_off[0] ? c->uring_off : NULL;
 }
 
 void bpf_capture_free(struct bpf_capture *c) {
@@ -214,7 +275,7 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
                 char name[64];
                 program_name(d, name, sizeof(name));
                 struct bpf_program *prog = name[0] ? bpf_object__find_program_by_name(c->skel->obj, name) : NULL;
-                if (!prog || c->links[k])
+                if (!prog || c->links[k] || !bpf_program__autoload(prog))
                         continue;
                 /* A program belongs to the tracepoint, not to one CPU: it runs for every hit, on any CPU.  libbpf
                  * opens one event for it that samples nothing, and a BPF link where the kernel has them. */
@@ -541,6 +602,11 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
         snprintf(error, error_size, "this aiotraced was built without the in-kernel capture (configure found no "
                                     "clang, bpftool or libbpf)");
         return -EOPNOTSUPP;
+}
+
+const char *bpf_capture_uring_off(const struct bpf_capture *c) {
+        (void) c;
+        return "built without the capture";
 }
 
 void bpf_capture_free(struct bpf_capture *c) {

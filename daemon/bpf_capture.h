@@ -18,6 +18,8 @@ struct bpf_capture;
 int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
                      size_t error_size);
 void bpf_capture_free(struct bpf_capture *c);
+/* Why io_uring's requests are not traced (its programs could not be loaded, or the kernel has none), or NULL. */
+const char *bpf_capture_uring_off(const struct bpf_capture *c);
 
 /* Point the programs' output at the session's per-CPU rings. */
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size);

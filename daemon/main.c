@@ -394,7 +394,8 @@ static int open_events(struct daemon *d, char *error, size_t error_size) {
         }
         /* With the capture, the programs follow every thread of a watched pid themselves: no fork event. */
         bool want_capture = d->config->capture != CAPTURE_REMOTE_READ;
-        r = event_table_load(tracefs, want_capture ? EVENTS_EXEC : EVENTS_FORK, &d->events, error, error_size);
+        r = event_table_load(tracefs, want_capture ? EVENTS_EXEC | EVENTS_URING : EVENTS_FORK, &d->events, error,
+                             error_size);
         if (r < 0)
                 return r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
         d->max_iocbs = d->config->max_iocbs_per_call;
@@ -637,6 +638,12 @@ static int setup(struct daemon *d) {
         if (!d->capture && d->no_capture_why[0])
                 emit_event(d, INFO_NOTE, LOG_WARNING, "no in-kernel capture: %s. Memory is read after each call "
                            "instead, and what may have changed since is marked stale", d->no_capture_why);
+        if (!d->capture)
+                emit_event(d, INFO_NOTE, LOG_WARNING, "io_uring requests are not traced: they need the in-kernel "
+                           "capture");
+        else if (bpf_capture_uring_off(d->capture))
+                emit_event(d, INFO_NOTE, LOG_WARNING, "io_uring requests are not traced: %s",
+                           bpf_capture_uring_off(d->capture));
         if (d->capture && d->max_iocbs < d->config->max_iocbs_per_call)
                 emit_info(d, "max_iocbs_per_call = %u is more than the in-kernel capture takes: %u per call",
                           d->config->max_iocbs_per_call, d->max_iocbs);

@@ -70,6 +70,7 @@ struct trace_stats {
         uint64_t no_memory;      /* records dropped because the thread table could not grow */
         uint64_t unselectable;   /* records of threads gone before the watch list could be checked for them */
         uint64_t ring_seen;      /* completions seen in a context's AIO ring while their request was in flight */
+        uint64_t uring_submits;  /* io_uring requests seen submitted */
 };
 
 struct call_ctx {

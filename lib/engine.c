@@ -11,6 +11,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "syscalls.h"
+#include "uring.h"
 #include "util.h"
 
 static void emit(struct engine *e, const struct entry *en) {
@@ -278,6 +279,42 @@ static bool handle_ring_only(struct engine *e, const struct sample *s, const str
         return true;
 }
 
+/* A request of an io_uring ring: the capture selected its process (no system call of it to select by). */
+static void handle_uring(struct engine *e, const struct sample *s, const struct event_desc *d) {
+        struct uring_event u;
+        if (uring_event_parse(s->raw, s->raw_size, d, s->pid, s->tid, &u) < 0) {
+                e->stats.bad_records++;
+                return;
+        }
+        if (!u.submit) {
+                tracker_uring_complete(&e->tracker, u.pid, u.tid, u.ring, u.req, u.user_data, u.res, u.cflags,
+                                       s->time);
+                tracker_flush(&e->tracker);
+                return;
+        }
+        const struct capture_uring *c = u.cap_known ? &u.cap : NULL;
+        uint16_t opcode = uring_request_opcode(u.opcode, c ? c->rw_flags : 0);
+        bool details = c && (c->flags & CAPTURE_URING_F_DETAILS);
+        struct capture_file file = c ? c->file : (struct capture_file) {};
+        /* readv and writev: len counts iovecs, not bytes */
+        bool vectored = opcode == IOCB_CMD_PREADV || opcode == IOCB_CMD_PWRITEV;
+        struct uring_submit us = {
+                .pid = u.pid, .tid = u.tid, .comm = c ? c->comm : NULL, .ring = u.ring, .req = u.req,
+                .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
+                .nbytes_known = details && !vectored, .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
+                .no_file = !uring_op_has_file(u.opcode),
+                .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0, .len = c ? c->len : 0,
+                .rw_flags = c && opcode < URING_OPCODE_BASE && !vectored && opcode != IOCB_CMD_FSYNC &&
+                                            opcode != IOCB_CMD_FDSYNC
+                                    ? c->rw_flags
+                                    : 0,
+                .file = file.mnt_id ? &file : NULL,
+        };
+        e->stats.uring_submits++;
+        tracker_uring_submit(&e->tracker, &us, e->drains);
+        tracker_flush(&e->tracker);
+}
+
 /* Whether the daemon watches the thread, asked once (and again after an exec or a reload).  A thread that cannot
  * be told about any more is counted, not traced. */
 static bool thread_selected(struct engine *e, struct thread *th, uint32_t pid, uint32_t tid) {
@@ -321,6 +358,10 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                         e->cb.fork(e->cb.userdata,
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[0].offset, d->args[0].size),
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size));
+                return;
+        }
+        if (d->kind == EVENT_URING_SUBMIT || d->kind == EVENT_URING_COMPLETE) {
+                handle_uring(e, &s, d);
                 return;
         }
         if (d->kind == EVENT_PROC_EXIT || d->kind == EVENT_PROC_EXEC) {

@@ -15,6 +15,8 @@ static const char *const exit_args[] = { "ret", NULL };
 static const char *const fork_args[] = { "parent_pid", "child_pid", NULL };
 static const char *const proc_exit_args[] = { "pid", "group_dead", NULL };
 static const char *const proc_exec_args[] = { "pid", "old_pid", NULL };
+static const char *const uring_submit_args[] = { "ctx", "req", "user_data", "opcode", "flags", "sq_thread", NULL };
+static const char *const uring_complete_args[] = { "ctx", "req", "user_data", "res", "cflags", NULL };
 
 static int read_file(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -84,10 +86,12 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
         snprintf(d->name, sizeof(d->name), "%s", name);
 
         const struct syscall_desc *sd = syscall_desc(syscall);
-        const char *const *names = kind == EVENT_SYS_EXIT    ? exit_args
-                                   : kind == EVENT_FORK      ? fork_args
-                                   : kind == EVENT_PROC_EXIT ? proc_exit_args
-                                                             : proc_exec_args;
+        const char *const *names = kind == EVENT_SYS_EXIT         ? exit_args
+                                   : kind == EVENT_FORK           ? fork_args
+                                   : kind == EVENT_PROC_EXIT      ? proc_exit_args
+                                   : kind == EVENT_URING_SUBMIT   ? uring_submit_args
+                                   : kind == EVENT_URING_COMPLETE ? uring_complete_args
+                                                                  : proc_exec_args;
         unsigned n = kind == EVENT_SYS_ENTER ? sd->n_args : 0;
         if (kind != EVENT_SYS_ENTER)
                 while (names[n])
@@ -156,6 +160,17 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
                 r = load_one(t, tracefs_dir, "sched", "sched_process_exec", EVENT_PROC_EXEC, 0, error, error_size);
         if (r >= 0 && (extra & EVENTS_FORK))
                 r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
+        if (r >= 0 && (extra & EVENTS_URING)) {
+                /* a kernel without io_uring: none of its requests to follow */
+                r = load_one(t, tracefs_dir, "io_uring", "io_uring_submit_req", EVENT_URING_SUBMIT, 0, error, error_size);
+                if (r >= 0)
+                        r = load_one(t, tracefs_dir, "io_uring", "io_uring_complete", EVENT_URING_COMPLETE, 0, error,
+                                     error_size);
+                if (r == -ENOENT) {
+                        t->n_events -= t->n_events && t->events[t->n_events - 1].kind == EVENT_URING_SUBMIT;
+                        r = 0;
+                }
+        }
         if (r < 0) {
                 event_table_free(t);
                 return r;

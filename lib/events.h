@@ -14,6 +14,8 @@ enum event_kind {
         EVENT_FORK, /* sched:sched_process_fork, to follow the threads of watched pids */
         EVENT_PROC_EXIT, /* sched:sched_process_exit of a whole process (group_dead): its requests end */
         EVENT_PROC_EXEC, /* sched:sched_process_exec: its AIO contexts go with its old memory */
+        EVENT_URING_SUBMIT,   /* io_uring:io_uring_submit_req: a request of a ring, with the capture's details */
+        EVENT_URING_COMPLETE, /* io_uring:io_uring_complete: its completion */
 };
 
 struct field_ref {
@@ -30,12 +32,13 @@ struct event_desc {
         enum aio_syscall syscall;
         unsigned n_args;
         /* enter: the arguments; exit: args[0] is ret; fork: parent, child; process exit: pid, group_dead;
-         * exec: pid, old_pid */
+         * exec: pid, old_pid; io_uring submit: ctx, req, user_data, opcode, flags, sq_thread; complete: ctx,
+         * req, user_data, res, cflags */
         struct field_ref args[AIO_ARGS_MAX];
         unsigned record_size;                /* where the format's last field ends */
 };
 
-#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 3)
+#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 5)
 
 struct event_table {
         struct tep_handle *tep;
@@ -50,6 +53,7 @@ struct event_table {
 enum {
         EVENTS_FORK = 1 << 0, /* sched_process_fork: following new threads with the kernel's filter */
         EVENTS_EXEC = 1 << 1, /* sched_process_exec: needs the capture to select watched processes */
+        EVENTS_URING = 1 << 2, /* io_uring's requests: needs the capture (skipped where the kernel has none) */
 };
 
 /* Parse the formats below tracefs_dir/events (tracefs itself, or a fixture tree laid out the same way): the

@@ -57,23 +57,28 @@ void request_fields(struct field_writer *w, const struct request *r) {
         w->u64(w, FIELD_NAME("PID", "pid"), r->pid);
         w->str(w, FIELD_NAME("COMM", "comm"), r->comm, strlen(r->comm));
         process_fields(w, r->unit, r->cgroup);
+        w->word(w, FIELD_NAME("INTERFACE", "interface"), r->interface == REQ_IO_URING ? "io_uring" : "aio");
         w->ptr(w, FIELD_NAME("CTX", "ctx"), r->ctx);
         w->ptr(w, FIELD_NAME("IOCB", "iocb"), r->iocb);
         w->ptr(w, FIELD_NAME("DATA", "data"), r->data);
         if (r->kind == REQ_STALE)
                 w->ptr(w, FIELD_NAME("EVENT_DATA", "event_data"), r->event_data);
         if (r->submit_known) {
-                const char *op = iocb_opcode_name(r->opcode);
+                const struct word *op = request_op_word(r);
                 if (op)
-                        w->word(w, FIELD_NAME("OP", "op"), op);
+                        w->word(w, FIELD_NAME("OP", "op"), op->s);
                 else
                         w->u64(w, FIELD_NAME("OP", "op"), r->opcode);
-                w->u64(w, FIELD_NAME("FD", "fd"), r->fd);
+                if (!r->no_file)
+                        w->u64(w, FIELD_NAME("FD", "fd"), r->fd);
+                if (r->fixed_file)
+                        w->word(w, FIELD_NAME("FIXED_FILE", "fixed_file"), "yes");
                 if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED))
                         w->str(w, FIELD_NAME("PATH", "path"), r->path->s, r->path->len);
                 if (r->path_state != PATH_OK && r->path_state != PATH_NONE)
                         w->word(w, FIELD_NAME("PATH_STATE", "path_state"), path_state_name(r->path_state));
-                w->s64(w, FIELD_NAME("OFFSET", "offset"), r->offset);
+                if (!r->no_offset)
+                        w->s64(w, FIELD_NAME("OFFSET", "offset"), r->offset);
                 if (r->nbytes_known)
                         w->u64(w, FIELD_NAME("NBYTES", "nbytes"), r->nbytes);
                 if (r->rw_flags)
@@ -178,6 +183,8 @@ void summary_fields(struct field_writer *w, const struct proc_summary *s) {
         w->u64(w, FIELD_NAME("SUMMARY_INTERVAL_NSEC", "summary_interval_nsec"), s->end - s->start);
         w->u64(w, FIELD_NAME("SUBMITTED", "submitted"), sum_ops(iv->submitted));
         per_op(w, "submitted", iv->submitted);
+        if (iv->submitted_io_uring)
+                w->u64(w, FIELD_NAME("SUBMITTED_IO_URING", "submitted_io_uring"), iv->submitted_io_uring);
         end_fields(w, iv);
         w->u64(w, FIELD_NAME("INFLIGHT", "inflight"), s->inflight);
         w->u64(w, FIELD_NAME("INFLIGHT_MAX", "inflight_max"), iv->inflight_max);

@@ -292,7 +292,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "in_flight", s->in_flight },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },     { "unselectable", s->unselectable },
-                { "ring_seen", s->ring_seen },
+                { "ring_seen", s->ring_seen },       { "uring_submits", s->uring_submits },
                 { "remote_reads", s->remote_reads }, { "skipped_reads", s->skipped_reads },
                 { "captured", s->captured },
                 { "bad_captures", s->bad_captures },
@@ -347,11 +347,13 @@ static void format_request(struct outbuf *b, const struct request *r) {
         }
         d = span_lit(d, ": ");
         if (r->submit_known) {
-                const struct word *op = iocb_opcode_word(r->opcode);
+                const struct word *op = request_op_word(r);
                 d = span_lit(d, "op = ");
                 d = op ? span_word(d, op) : span_u64(d, r->opcode);
-                d = span_lit(d, ", fd = ");
-                d = span_u64(d, r->fd);
+                if (!r->no_file) {
+                        d = r->fixed_file ? span_lit(d, ", fixed file = ") : span_lit(d, ", fd = ");
+                        d = span_u64(d, r->fd);
+                }
                 if (r->path_state != PATH_NONE) {
                         d = span_lit(d, ", path = ");
                         outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
@@ -367,8 +369,10 @@ static void format_request(struct outbuf *b, const struct request *r) {
                         if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
                                 return;
                 }
-                d = span_lit(d, ", offset = ");
-                d = span_s64(d, r->offset);
+                if (!r->no_offset) {
+                        d = span_lit(d, ", offset = ");
+                        d = span_s64(d, r->offset);
+                }
                 d = span_lit(d, ", nbytes = ");
                 if (r->nbytes_known)
                         d = span_u64(d, r->nbytes);
@@ -401,11 +405,12 @@ static void format_request(struct outbuf *b, const struct request *r) {
                         d = span_lit(d, " ns, ");
                 }
         }
-        d = span_lit(d, "ctx = ");
+        bool uring = r->interface == REQ_IO_URING;
+        d = uring ? span_lit(d, "io_uring ring = ") : span_lit(d, "ctx = ");
         d = span_ptr(d, r->ctx);
-        d = span_lit(d, ", iocb = ");
+        d = uring ? span_lit(d, ", req = ") : span_lit(d, ", iocb = ");
         d = span_ptr(d, r->iocb);
-        d = span_lit(d, ", data = ");
+        d = uring ? span_lit(d, ", user_data = ") : span_lit(d, ", data = ");
         d = span_ptr(d, r->data);
         if (r->kind == REQ_STALE) {
                 d = span_lit(d, " [stale: completed with data ");
@@ -520,6 +525,11 @@ static void format_summary(struct outbuf *b, const struct proc_summary *s) {
         put_proc(b, s->comm, s->pid, s->unit);
         put_interval(b, s->end - s->start, s->last, s->records_lost);
         put_by_op(b, "submitted = ", iv->submitted);
+        if (iv->submitted_io_uring) {
+                outbuf_puts(b, " (io_uring: ");
+                outbuf_u64(b, iv->submitted_io_uring);
+                outbuf_putc(b, ')');
+        }
         put_ends(b, iv);
         const struct text_count c[] = { { ", in_flight = ", s->inflight }, { ", in_flight_max = ", iv->inflight_max } };
         put_counts(b, c, ELEMENTSOF(c));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "file_summary.h"
+#include "uring.h"
 #include "util.h"
 
 #define NIL UINT32_MAX
@@ -66,6 +67,11 @@ const char *request_end_name(enum request_end e) {
 
 unsigned request_op_index(uint16_t opcode, bool known) {
         return known && aio_op_of(opcode) ? opcode : REQ_OPS - 1;
+}
+
+const struct word *request_op_word(const struct request *r) {
+        const struct word *w = uring_opcode_word(r->opcode);
+        return w ? w : iocb_opcode_word(r->opcode);
 }
 
 const char *request_op_index_name(unsigned i) {
@@ -297,6 +303,7 @@ void proc_interval_merge(struct proc_interval *iv, const struct proc_interval *f
         iv->unmatched += from->unmatched;
         iv->unknown += from->unknown;
         iv->reaped_in_user_space += from->reaped_in_user_space;
+        iv->submitted_io_uring += from->submitted_io_uring;
         iv->inflight_max = MAX(iv->inflight_max, from->inflight_max);
         iv->active |= from->active;
 }
@@ -429,6 +436,8 @@ static void fill_submit(struct tracker *t, struct request *r, const struct aio_c
         }
 }
 
+static struct req_node *node_insert(struct tracker *t, struct proc *p, uint32_t hash);
+
 static void submit_one(struct tracker *t, struct proc *p, const struct aio_call *call, const struct iocb_info *cb,
                        uint64_t generation) {
         uint64_t ctx = call->args[0];
@@ -475,11 +484,15 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
                 p->forgotten++;
                 return;
         }
-        n = t->free_head;
+        fill_submit(t, &node_insert(t, p, hash)->r, call, cb, generation);
+}
+
+/* A new node in flight for p (room made), its request zeroed. */
+static struct req_node *node_insert(struct tracker *t, struct proc *p, uint32_t hash) {
+        uint32_t n = t->free_head;
         struct req_node *x = &t->nodes[n];
         t->free_head = x->gnext;
         x->r = (struct request) {};
-        fill_submit(t, &x->r, call, cb, generation);
         size_t b = bucket_of(t, hash);
         x->hash = hash;
         x->hnext = t->buckets[b];
@@ -502,6 +515,7 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
         p->n_inflight++;
         if (in_flight(p) > p->iv.inflight_max)
                 p->iv.inflight_max = in_flight(p);
+        return x;
 }
 
 static void match_submit(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t generation) {
@@ -656,6 +670,90 @@ bool tracker_ring_event(struct tracker *t, uint32_t pid, uint64_t ctx, const str
                 }
         }
         return true;
+}
+
+/* ---- io_uring ---- */
+
+/* The same request again while one is in flight: the kernel reuses its requests once they completed, so the
+ * completion in between was not seen. */
+static void end_resubmitted(struct tracker *t, struct proc *p, uint32_t n, uint64_t time) {
+        struct request *old = pending_add(t);
+        if (!old) {
+                t->stats->no_memory++;
+                return;
+        }
+        node_remove(t, n, p, old);
+        if (p->unidentified > 0)
+                p->unidentified--;
+        old->end_time = time;
+        old->end = END_RESUBMITTED;
+        old->kind = REQ_UNKNOWN;
+        account_end(t, p, old);
+}
+
+void tracker_uring_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation) {
+        struct proc *p = proc_get(t, u->pid, u->comm);
+        if (!p) {
+                t->stats->no_memory++;
+                return;
+        }
+        p->iv.submitted[request_op_index(u->opcode, true)]++;
+        p->iv.submitted_io_uring++;
+        uint32_t hash = key_hash(u->pid, u->ring, u->req);
+        uint32_t n = node_find(t, hash, u->pid, u->ring, u->req);
+        if (n != NIL)
+                end_resubmitted(t, p, n, u->time);
+        if (!make_room(t, p, u->time)) {
+                p->forgotten++;
+                return;
+        }
+        struct request *r = &node_insert(t, p, hash)->r;
+        *r = (struct request) {
+                .pid = u->pid, .submit_tid = u->tid, .ctx = u->ring, .iocb = u->req, .data = u->user_data,
+                .submit_time = u->time, .submit_known = true, .interface = REQ_IO_URING, .opcode = u->opcode,
+                .fixed_file = u->fixed_file, .no_file = u->no_file, .no_offset = !u->details, .fd = u->fd,
+                .offset = u->details ? u->off : 0,
+                .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
+        };
+        /* a registered file's index names no fd of the process: its path is not looked up */
+        if (t->opt.paths && !u->fixed_file && !u->no_file)
+                fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
+}
+
+#define IORING_CQE_F_MORE (1u << 1)
+
+void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
+                            uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
+        struct proc *p = proc_find(t, pid);
+        uint32_t n = p ? node_find(t, key_hash(pid, ring, req), pid, ring, req) : NIL;
+        struct request *r = pending_add(t);
+        if (!r) {
+                t->stats->no_memory++;
+                return;
+        }
+        if (n == NIL) {
+                *r = (struct request) { .pid = pid, .ctx = ring, .iocb = req, .data = user_data,
+                                        .interface = REQ_IO_URING, .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
+                if (p && p->forgotten > 0) {
+                        p->forgotten--;
+                        r->end = END_SUBMIT_UNTRACKED;
+                }
+        } else if (cflags & IORING_CQE_F_MORE) {
+                *r = t->nodes[n].r; /* a multishot request's completion: it goes on */
+                r->path = path_str_ref(r->path);
+                r->kind = REQ_COMPLETED;
+                r->end = END_REAPED;
+        } else {
+                node_remove(t, n, p, r);
+                r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
+                r->end = END_REAPED;
+        }
+        r->reap_tid = tid;
+        r->end_time = time;
+        r->has_result = true;
+        r->res = res;
+        r->res2 = 0;
+        account_end(t, p, r);
 }
 
 /* Every request of pid (of one context, or all when ctx is 0) that will never be reaped. */

@@ -40,6 +40,12 @@ struct word;
 const struct word *request_kind_word(enum request_kind k);
 const char *request_end_name(enum request_end e);
 
+/* Where a request came from. */
+enum request_interface {
+        REQ_AIO,      /* io_submit: ctx is the AIO context, iocb the iocb's address, data its aio_data */
+        REQ_IO_URING, /* an io_uring ring: ctx is the ring, iocb the kernel's request, data its user_data */
+};
+
 /* One request, from its io_submit to its end: what the tracker keeps and what a request record says. */
 struct request {
         uint32_t pid;
@@ -56,7 +62,11 @@ struct request {
         bool submit_known; /* false for an unmatched completion: only ctx, iocb and the result are known */
         bool cancel_requested;
         bool has_result;
-        uint16_t opcode;
+        uint8_t interface;  /* enum request_interface */
+        bool fixed_file;    /* io_uring: fd is an index in the ring's registered files */
+        bool no_file;       /* io_uring: an op on no file (nop, openat, timeout, ...): no fd, no path */
+        bool no_offset;     /* io_uring: the op's offset was not read */
+        uint16_t opcode;    /* IOCB_CMD_*, or io_uring's as uring_request_opcode() says */
         int16_t reqprio;
         int32_t rw_flags;
         uint32_t flags;
@@ -99,6 +109,7 @@ struct proc_interval {
         uint64_t unmatched;
         uint64_t unknown;
         uint64_t reaped_in_user_space; /* of completed */
+        uint64_t submitted_io_uring;   /* of submitted, through io_uring */
         uint32_t inflight_max;
         bool active;
 };
@@ -205,6 +216,34 @@ void tracker_flush(struct tracker *t);
  * False when no request in flight is its (yet). */
 bool tracker_ring_event(struct tracker *t, uint32_t pid, uint64_t ctx, const struct io_event *ev, bool reaped,
                         uint64_t time);
+
+/* An io_uring request, as its submit was seen. */
+struct uring_submit {
+        uint32_t pid, tid;
+        const char *comm;
+        uint64_t ring, req, user_data;
+        uint64_t time;
+        uint16_t opcode; /* uring_request_opcode() */
+        bool details;    /* off, len (nbytes_known: a length in bytes) read by the capture */
+        bool nbytes_known;
+        bool fixed_file;
+        bool no_file;
+        uint32_t fd;
+        int64_t off;
+        uint64_t len;
+        uint32_t rw_flags;
+        const struct capture_file *file; /* the file fd named at submit; NULL: not known */
+};
+
+/* Requests of io_uring, keyed by (process, ring, request): each ends at its completion, or, for a multishot
+ * one, each completion but the last is a record of its own while it stays in flight.  The requests ended are
+ * handed over by tracker_flush(). */
+void tracker_uring_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation);
+void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
+                            uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time);
+
+/* The op of a request record: AIO's name, or io_uring's own. */
+const struct word *request_op_word(const struct request *r);
 
 /* A process exited (every request of it abandoned, its last summary written) or exec'd (its contexts are gone
  * with its old memory). */

@@ -7,7 +7,7 @@ build="build-essential autoconf automake pkg-config linux-libc-dev libtraceevent
        systemd clang libbpf-dev bpftool"
 tests="python3 ca-certificates libclang-rt-14-dev systemd-container groff-base valgrind
        dpkg-dev debhelper fakeroot lintian debootstrap prometheus prometheus-node-exporter curl
-       systemd-journal-remote fio qemu-utils mariadb-server sysbench strace"
+       systemd-journal-remote fio qemu-utils mariadb-server sysbench strace liburing-dev"
 case "${1:-}" in
 "") ;;
 --tests) build="$build $tests" ;;

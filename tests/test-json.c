@@ -210,20 +210,31 @@ static void test_field_names(void) {
                 .path_state = PATH_UNVERIFIED, .res = -5, .kind = REQ_UNKNOWN, .end = END_EVICTED, .comm = "x",
         };
         request_fields(&nc.w, &r);
-        CHECK_STR(nc.names, "request end pid comm ctx iocb data op fd path path_state offset nbytes rw_flags flags "
+        CHECK_STR(nc.names, "request end pid comm interface ctx iocb data op fd path path_state offset nbytes rw_flags flags "
                             "reqprio submit_tid submit_nsec res errno res2 reap_tid inflight_nsec");
         nc.names[0] = 0;
         r.kind = REQ_STALE;
         request_fields(&nc.w, &r);
-        CHECK_STR(nc.names, "request pid comm ctx iocb data event_data op fd path path_state offset nbytes rw_flags "
+        CHECK_STR(nc.names, "request pid comm interface ctx iocb data event_data op fd path path_state offset nbytes rw_flags "
                             "flags reqprio submit_tid submit_nsec res errno res2 reap_tid");
         nc.names[0] = 0;
         r.kind = REQ_COMPLETED;
         request_fields(&nc.w, &r);
-        CHECK_STR(nc.names, "request pid comm ctx iocb data op fd path path_state offset nbytes rw_flags flags "
+        CHECK_STR(nc.names, "request pid comm interface ctx iocb data op fd path path_state offset nbytes rw_flags flags "
                             "reqprio submit_tid submit_nsec res errno res2 reap_tid latency_nsec");
 
-        struct proc_interval iv = { .stale = 1, .unmatched = 1, .unknown = 1 };
+        /* io_uring's: a registered file, an op with no offset read */
+        nc.names[0] = 0;
+        r.interface = REQ_IO_URING;
+        r.fixed_file = true;
+        r.no_offset = true;
+        r.path = NULL;
+        r.path_state = PATH_NONE;
+        request_fields(&nc.w, &r);
+        CHECK_STR(nc.names, "request pid comm interface ctx iocb data op fd fixed_file nbytes rw_flags flags "
+                            "reqprio submit_tid submit_nsec res errno res2 reap_tid latency_nsec");
+
+        struct proc_interval iv = { .stale = 1, .unmatched = 1, .unknown = 1, .submitted_io_uring = 1 };
         for (unsigned i = 0; i < REQ_OPS; i++)
                 iv.submitted[i] = iv.completed[i] = 1;
         struct histogram h;
@@ -234,10 +245,10 @@ static void test_field_names(void) {
         summary_fields(&nc.w, &s);
         CHECK_STR(nc.names, "pid comm summary_interval_nsec submitted submitted_pread submitted_pwrite "
                             "submitted_fsync submitted_fdsync submitted_poll submitted_noop submitted_preadv "
-                            "submitted_pwritev submitted_other completed completed_pread completed_pwrite "
-                            "completed_fsync completed_fdsync completed_poll completed_noop completed_preadv "
-                            "completed_pwritev completed_other bytes_read bytes_written errors cancelled abandoned "
-                            "stale unmatched unknown inflight inflight_max lat_samples lat_p50_nsec lat_p90_nsec "
+                            "submitted_pwritev submitted_other submitted_io_uring completed completed_pread "
+                            "completed_pwrite completed_fsync completed_fdsync completed_poll completed_noop "
+                            "completed_preadv completed_pwritev completed_other bytes_read bytes_written errors "
+                            "cancelled abandoned stale unmatched unknown inflight inflight_max lat_samples lat_p50_nsec lat_p90_nsec "
                             "lat_p99_nsec lat_p999_nsec lat_max_nsec summary_last");
         /* a file's, and the other line's */
         struct file_summary fs = { .path = "/a/b", .path_len = 4, .requests = 9, .unverified = 1, .start = 1, .end = 2, .iv = &iv,

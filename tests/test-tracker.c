@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "file_summary.h"
+#include "uring.h"
 
 #include "config.h"
 #include "test.h"
@@ -344,6 +345,62 @@ static void test_file_summaries(void) {
         tracker_done(&t);
 }
 
+/* io_uring's requests: by (process, ring, request), a multishot one's completions each a record until its
+ * last, a request reused unseen, a completion of no submit, and what is in flight when the process ends. */
+static void test_uring(void) {
+        setup(1024, 1024, 0);
+        struct uring_submit u = { .pid = 300, .tid = 301, .comm = "ring", .ring = 0x1a1a, .req = 0xa0, .user_data = 7,
+                                  .time = 1000, .opcode = IOCB_CMD_PREAD, .details = true, .nbytes_known = true,
+                                  .fd = 5, .off = 8192, .len = 4096 };
+        tracker_uring_submit(&t, &u, 0);
+        tracker_flush(&t);
+        CHECK_EQ(tracker_inflight(&t, 300), 1);
+        tracker_uring_complete(&t, 300, 302, 0x1a1a, 0xa0, 7, 4096, 0, 3000);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 1);
+        CHECK_EQ(got[0].kind, REQ_COMPLETED);
+        CHECK_EQ(got[0].interface, REQ_IO_URING);
+        CHECK_EQ(got[0].offset, 8192);
+        CHECK_EQ(got[0].nbytes, 4096);
+        CHECK_EQ(got[0].res, 4096);
+        CHECK_EQ(got[0].reap_tid, 302);
+        CHECK_EQ(got[0].end_time - got[0].submit_time, 2000);
+        CHECK(!got[0].no_offset);
+        /* multishot: two completions with IORING_CQE_F_MORE, then the last */
+        u.req = 0xb0, u.user_data = 8, u.opcode = URING_OPCODE_BASE + 27, u.details = false, u.time = 4000;
+        tracker_uring_submit(&t, &u, 0);
+        for (int i = 0; i < 3; i++) {
+                tracker_uring_complete(&t, 300, 301, 0x1a1a, 0xb0, 8, 100 + i, i < 2 ? 2 : 0, 5000 + (uint64_t) i);
+                tracker_flush(&t);
+        }
+        CHECK_EQ(n_got, 4);
+        for (size_t i = 1; i < 4; i++) {
+                CHECK_EQ(got[i].kind, REQ_COMPLETED);
+                CHECK_EQ(got[i].res, 100 + (int64_t) i - 1);
+                CHECK(got[i].no_offset);
+        }
+        CHECK_EQ(tracker_inflight(&t, 300), 0);
+        /* the same request again before its completion was seen: unknown; a completion of nothing: unmatched */
+        u.req = 0xc0;
+        tracker_uring_submit(&t, &u, 0);
+        tracker_uring_submit(&t, &u, 0);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 5);
+        CHECK_EQ(got[4].kind, REQ_UNKNOWN);
+        CHECK_EQ(got[4].end, END_RESUBMITTED);
+        tracker_uring_complete(&t, 300, 301, 0x1a1a, 0xd0, 9, 0, 0, 9000);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 6);
+        CHECK_EQ(got[5].kind, REQ_UNMATCHED);
+        /* the process ends with one in flight */
+        n_sums = 0;
+        tracker_process_end(&t, 300, 10000, END_EXIT);
+        CHECK_EQ(n_got, 7);
+        CHECK_EQ(got[6].kind, REQ_ABANDONED);
+        CHECK_EQ(got[6].end, END_EXIT);
+        tracker_done(&t);
+}
+
 /* A reaper on one CPU can reap a request before the submitter's io_submit, on another, returns: the completion
  * comes first in time order, and waits for the submit. */
 static void test_early_completion(void) {
@@ -557,6 +614,7 @@ int main(void) {
         RUN(test_unidentified);
         RUN(test_summaries);
         RUN(test_file_summaries);
+        RUN(test_uring);
         RUN(test_early_completion);
         RUN(test_reaped_in_user_space);
         RUN(test_model);

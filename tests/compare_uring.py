@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Compare aiotraced's io_uring request records (JSON lines) with the truth tests/uring-workload wrote.
+
+Every request the workload made must have exactly one record, completed, with the op, fd (or registered
+file index), path, offset, bytes and result the workload used and got, and a latency; the summaries of the
+process must count them, through io_uring.
+"""
+import argparse
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--trace', required=True)
+    ap.add_argument('--truth', required=True, action='append')
+    a = ap.parse_args()
+    reqs, sums = {}, []
+    for line in open(a.trace):
+        e = json.loads(line)
+        if e['kind'] == 'request' and e.get('interface') == 'io_uring':
+            reqs.setdefault((e['pid'], int(e['data'], 16)), []).append(e)
+        elif e['kind'] == 'summary':
+            sums.append(e)
+    errors, fields, n = [], 0, 0
+
+    def eq(where, got, want):
+        nonlocal fields
+        fields += 1
+        if got != want:
+            errors.append(f'{where}: aiotraced {got!r}, the workload {want!r}')
+
+    pids = set()
+    for path in a.truth:
+        for line in open(path):
+            w = json.loads(line)
+            n += 1
+            pids.add(w['pid'])
+            key = (w['pid'], w['user_data'])
+            got = reqs.pop(key, [])
+            where = f'pid {w["pid"]} user_data {w["user_data"]:#x} ({w["op"]})'
+            if len(got) != 1:
+                errors.append(f'{where}: {len(got)} records')
+                continue
+            g = got[0]
+            eq(f'{where} request', g['request'], 'completed')
+            eq(f'{where} op', g.get('op'), w['op'])
+            eq(f'{where} res', g.get('res'), w['res'])
+            if 'fd' in g:
+                eq(f'{where} fd', g['fd'], w['fd'] & 0xffffffff)
+            elif w['op'] not in ('noop', 'openat'):
+                errors.append(f'{where}: no fd')
+            eq(f'{where} fixed_file', g.get('fixed_file') == 'yes', w['fixed'])
+            if w.get('path'):
+                eq(f'{where} path', (g.get('path'), g.get('path_state', 'ok')), (w['path'], 'ok'))
+            elif 'path' in g:
+                errors.append(f'{where}: a path {g["path"]!r} where the workload used none')
+            if 'offset' in g:
+                eq(f'{where} offset', g['offset'], w['off'])
+            elif w['op'] not in ('noop', 'openat', 'poll'):
+                errors.append(f'{where}: no offset')
+            if 'nbytes' in g:
+                eq(f'{where} nbytes', g['nbytes'], w['nbytes'])
+            elif w['nbytes'] >= 0 and w['op'] not in ('noop', 'openat', 'poll'):
+                errors.append(f'{where}: no nbytes')
+            if not isinstance(g.get('latency_nsec'), int) or g['latency_nsec'] <= 0:
+                errors.append(f'{where}: no latency')
+    for key, got in reqs.items():
+        if key[0] in pids:
+            errors.append(f'a record of no request of the workload: {got}')
+    for pid in pids:
+        mine = [s for s in sums if s['pid'] == pid]
+        made = sum(1 for path in a.truth for line in open(path) if json.loads(line)['pid'] == pid)
+        eq(f'pid {pid} summaries submitted_io_uring', sum(s.get('submitted_io_uring', 0) for s in mine), made)
+        eq(f'pid {pid} summaries completed', sum(s.get('completed', 0) for s in mine), made)
+    print(f'compare-uring: {n} requests, {fields} fields compared, {len(errors)} differ')
+    for e in errors[:20]:
+        print('  ' + e)
+    return 1 if errors or n == 0 else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* io_uring requests made with liburing, each written to --truth as the program knows it: one JSON object per
+ * request, with the op aiotraced should name, fd (or registered file index), path, offset, bytes and the result
+ * the completion carried.  The tests compare aiotraced's request records with it, field by field. */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct want {
+        const char *op;
+        int fd;
+        bool fixed;
+        const char *path; /* NULL: none */
+        long long off;
+        long long nbytes; /* -1: not known to aiotraced (vectored: a count of iovecs) */
+        int res;
+        bool done;
+};
+
+#define MAX_REQ 64
+static struct want wants[MAX_REQ];
+static unsigned n_wants;
+static FILE *truth;
+
+static void die(const char *what, int err) {
+        fprintf(stderr, "uring-workload: %s: %s\n", what, strerror(err < 0 ? -err : err));
+        exit(1);
+}
+
+static struct io_uring_sqe *sqe_for(struct io_uring *ring, const char *op, int fd, bool fixed, const char *path,
+                                    long long off, long long nbytes) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+        if (!sqe || n_wants == MAX_REQ)
+                die("no SQE", ENOSPC);
+        wants[n_wants] = (struct want) { .op = op, .fd = fd, .fixed = fixed, .path = path, .off = off,
+                                         .nbytes = nbytes };
+        return sqe;
+}
+
+static void tag(struct io_uring_sqe *sqe) {
+        io_uring_sqe_set_data64(sqe, 0x7700000000ull + n_wants++);
+}
+
+/* Wait for n completions, recording each result. */
+static void reap(struct io_uring *ring, unsigned n) {
+        for (unsigned i = 0; i < n; i++) {
+                struct io_uring_cqe *cqe;
+                int r = io_uring_wait_cqe(ring, &cqe);
+                if (r < 0)
+                        die("io_uring_wait_cqe", r);
+                unsigned k = (unsigned) (cqe->user_data - 0x7700000000ull);
+                if (k >= n_wants)
+                        die("a completion of no request", EINVAL);
+                wants[k].res = cqe->res;
+                wants[k].done = true;
+                io_uring_cqe_seen(ring, cqe);
+        }
+}
+
+static void submit(struct io_uring *ring, unsigned n) {
+        int r = io_uring_submit(ring);
+        if (r < 0 || (unsigned) r != n)
+                die("io_uring_submit", r < 0 ? r : EIO);
+}
+
+static void write_truth(void) {
+        for (unsigned i = 0; i < n_wants; i++) {
+                const struct want *w = &wants[i];
+                fprintf(truth, "{\"pid\":%d,\"user_data\":%llu,\"op\":\"%s\",\"fd\":%d,\"fixed\":%s,", getpid(),
+                        0x7700000000ull + i, w->op, w->fd, w->fixed ? "true" : "false");
+                if (w->path)
+                        fprintf(truth, "\"path\":\"%s\",", w->path);
+                fprintf(truth, "\"off\":%lld,\"nbytes\":%lld,\"res\":%d,\"done\":%s}\n", w->off, w->nbytes, w->res,
+                        w->done ? "true" : "false");
+        }
+}
+
+static char *path_in(const char *dir, const char *name) {
+        char *p;
+        if (asprintf(&p, "%s/%s", dir, name) < 0)
+                die("asprintf", ENOMEM);
+        return p;
+}
+
+int main(int argc, char **argv) {
+        const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL;
+        bool sqpoll = false;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+                        dir = argv[++i];
+                else if (strcmp(argv[i], "--truth") == 0 && i + 1 < argc)
+                        truth_path = argv[++i];
+                else if (strcmp(argv[i], "--comm") == 0 && i + 1 < argc)
+                        comm = argv[++i];
+                else if (strcmp(argv[i], "--sqpoll") == 0)
+                        sqpoll = true;
+                else {
+                        fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll]\n");
+                        return 2;
+                }
+        }
+        if (comm)
+                prctl(PR_SET_NAME, comm);
+        truth = fopen(truth_path, "we");
+        if (!truth)
+                die(truth_path, errno);
+        char *a = path_in(dir, "ua.dat"), *b = path_in(dir, "ub.dat");
+        int fa = open(a, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int fb = open(b, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fa < 0 || fb < 0)
+                die("open", errno);
+        static char buf[8][8192] __attribute__((aligned(4096)));
+        memset(buf, 'u', sizeof(buf));
+
+        struct io_uring ring;
+        struct io_uring_params p = { .flags = sqpoll ? IORING_SETUP_SQPOLL : 0, .sq_thread_idle = 2000 };
+        int r = io_uring_queue_init_params(32, &ring, &p);
+        if (r < 0)
+                die("io_uring_queue_init_params", r);
+        /* the requests are made only once the SQPOLL thread is there: its first wakeup is slow */
+        if (sqpoll)
+                usleep(10000);
+
+        struct io_uring_sqe *sqe;
+        /* plain reads and writes */
+        sqe = sqe_for(&ring, "pwrite", fa, false, a, 0, 4096);
+        io_uring_prep_write(sqe, fa, buf[0], 4096, 0);
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        sqe = sqe_for(&ring, "pread", fa, false, a, 0, 4096);
+        io_uring_prep_read(sqe, fa, buf[1], 4096, 0);
+        tag(sqe);
+        sqe = sqe_for(&ring, "pwrite", fb, false, b, 8192, 512);        io_uring_prep_write(sqe, fb, buf[2], 512, 8192);        tag(sqe);
+        submit(&ring, 2);
+        reap(&ring, 2);
+        /* vectored: len counts iovecs, so its bytes are not known to the tracer */
+        struct iovec iov[3] = { { buf[3], 4096 }, { buf[4], 4096 }, { buf[5], 1024 } };
+        sqe = sqe_for(&ring, "pwritev", fb, false, b, 16384, -1);
+        io_uring_prep_writev(sqe, fb, iov, 3, 16384);
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        sqe = sqe_for(&ring, "preadv", fb, false, b, 16384, -1);
+        io_uring_prep_readv(sqe, fb, iov, 2, 16384);
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        /* fsync, and with IORING_FSYNC_DATASYNC */
+        sqe = sqe_for(&ring, "fsync", fa, false, a, 0, 0);
+        io_uring_prep_fsync(sqe, fa, 0);
+        tag(sqe);
+        sqe = sqe_for(&ring, "fdsync", fb, false, b, 0, 0);        io_uring_prep_fsync(sqe, fb, IORING_FSYNC_DATASYNC);        tag(sqe);
+        submit(&ring, 2);
+        reap(&ring, 2);
+        /* fixed buffers */
+        struct iovec fixed[2] = { { buf[6], 8192 }, { buf[7], 8192 } };
+        if ((r = io_uring_register_buffers(&ring, fixed, 2)) < 0)
+                die("io_uring_register_buffers", r);
+        sqe = sqe_for(&ring, "pwrite", fa, false, a, 4096, 8192);
+        io_uring_prep_write_fixed(sqe, fa, buf[6], 8192, 4096, 0);
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        sqe = sqe_for(&ring, "pread", fa, false, a, 4096, 8192);
+        io_uring_prep_read_fixed(sqe, fa, buf[7], 8192, 4096, 1);
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        /* a registered file: fd is its index, no path */
+        if ((r = io_uring_register_files(&ring, &fb, 1)) < 0)
+                die("io_uring_register_files", r);
+        sqe = sqe_for(&ring, "pwrite", 0, true, NULL, 0, 4096);
+        io_uring_prep_write(sqe, 0, buf[0], 4096, 0);
+        sqe->flags |= IOSQE_FIXED_FILE;
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        /* linked: a write, then its fsync */
+        sqe = sqe_for(&ring, "pwrite", fa, false, a, 12288, 4096);
+        io_uring_prep_write(sqe, fa, buf[1], 4096, 12288);
+        sqe->flags |= IOSQE_IO_LINK;
+        tag(sqe);
+        sqe = sqe_for(&ring, "fsync", fa, false, a, 0, 0);
+        io_uring_prep_fsync(sqe, fa, 0);
+        tag(sqe);
+        submit(&ring, 2);
+        reap(&ring, 2);
+        /* poll on a pipe, completed by a write to it */
+        int pipe_fds[2];
+        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+                die("pipe2", errno);
+        char pipe_path[64], link[32];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", pipe_fds[0]);
+        ssize_t n = readlink(link, pipe_path, sizeof(pipe_path) - 1);
+        if (n < 0)
+                die("readlink", errno);
+        pipe_path[n] = 0;
+        sqe = sqe_for(&ring, "poll", pipe_fds[0], false, pipe_path, 0, 0);
+        io_uring_prep_poll_add(sqe, pipe_fds[0], POLLIN);
+        tag(sqe);
+        submit(&ring, 1);
+        usleep(20000);
+        if (write(pipe_fds[1], "x", 1) != 1)
+                die("write", errno);
+        reap(&ring, 1);
+        /* a request that fails: an fd that is not open */
+        sqe = sqe_for(&ring, "pread", 999, false, NULL, 0, 4096);
+        io_uring_prep_read(sqe, 999, buf[1], 4096, 0);
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        /* an op with no AIO counterpart, under its own name */
+        sqe = sqe_for(&ring, "noop", 0, false, NULL, 0, 0);
+        io_uring_prep_nop(sqe);
+        tag(sqe);
+        sqe = sqe_for(&ring, "openat", AT_FDCWD, false, NULL, 0, 0);
+        io_uring_prep_openat(sqe, AT_FDCWD, a, O_RDONLY, 0);
+        tag(sqe);
+        submit(&ring, 2);
+        reap(&ring, 2);
+        write_truth();
+        fclose(truth);
+        io_uring_queue_exit(&ring);
+        return 0;
+}
