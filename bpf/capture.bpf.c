@@ -123,6 +123,7 @@ const volatile __u16 proc_exit_tp_id = 0;
 const volatile __u16 proc_exec_tp_id = 0;
 const volatile __u16 uring_submit_tp_id = 0;
 const volatile __u16 uring_complete_tp_id = 0;
+const volatile __u16 uring_overflow_tp_id = 0;
 
 #define SEG_HDR sizeof(struct capture_segment)
 /* Offsets into the scratch buffer are masked to below OFF_LIMIT and lengths to below LEN_LIMIT, so the verifier
@@ -1070,6 +1071,8 @@ static long collect_ring(void *map, struct ring_key *key, struct ring_state *sta
         return 0;
 }
 
+static __always_inline void uring_forget(__u32 tgid);
+
 SEC("tracepoint/sched/sched_process_exit")
 int proc_exit(struct proc_exit_ctx *ctx) {
         if (!ctx->group_dead)
@@ -1077,6 +1080,7 @@ int proc_exit(struct proc_exit_ctx *ctx) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct scratch *s = record_begin(&l, thread_state_if_any());
         forget_followed((__u32) (bpf_get_current_pid_tgid() >> 32));
+        uring_forget((__u32) (bpf_get_current_pid_tgid() >> 32));
         if (!s)
                 return NEUTRAL;
         put_common(s->buf, proc_exit_tp_id);
@@ -1175,6 +1179,29 @@ struct {
         __type(key, __u64);
         __type(value, __u32);
 } uring_owners SEC(".maps");
+
+/* A process's end: its requests in flight are abandoned then, so the cancellations its rings' teardown posts
+ * afterwards (from a kernel worker) are not written. */
+#define URING_RINGS_AT_EXIT 8
+struct uring_walk {
+        __u32 tgid;
+        __u32 n;
+        __u64 ring[URING_RINGS_AT_EXIT];
+};
+
+static long collect_uring(void *map, __u64 *ring, __u32 *owner, struct uring_walk *w) {
+        (void) map;
+        if (*owner == w->tgid && w->n < URING_RINGS_AT_EXIT)
+                w->ring[w->n++ & (URING_RINGS_AT_EXIT - 1)] = *ring;
+        return 0;
+}
+
+static __always_inline void uring_forget(__u32 tgid) {
+        struct uring_walk w = { .tgid = tgid };
+        bpf_for_each_map_elem(&uring_owners, collect_uring, &w, 0);
+        for (__u32 i = 0; i < URING_RINGS_AT_EXIT && i < w.n; i++)
+                bpf_map_delete_elem(&uring_owners, &w.ring[i]);
+}
 
 /* The fixed part of the two records, as their format files lay it out (checked by the daemon). */
 struct uring_submit_ctx {
@@ -1309,6 +1336,108 @@ int uring_complete(struct uring_complete_ctx *ctx) {
         r.complete.user_data = ctx->user_data;
         r.complete.res = ctx->res;
         r.complete.cflags = ctx->cflags;
+        r.u.magic = CAPTURE_URING_MAGIC;
+        r.u.pid = *owner;
+        r.u.tid = (__u32) bpf_get_current_pid_tgid();
+        bpf_get_current_comm(r.u.comm, sizeof(r.u.comm));
+        output(ctx, &r, sizeof(r));
+        return NEUTRAL;
+}
+
+/* A request that failed before it was submitted (a bad opcode, bad flags): written as a submit whose details
+ * are the SQE's, so that its completion, which follows, has a request to end. */
+struct uring_failed_ctx {
+        __u64 common;
+        __u64 ctx;
+        __u64 req;
+        __u64 user_data;
+        __u8 opcode;
+        __u8 flags;
+        __u8 ioprio;
+        __u8 pad[5];
+        __u64 off;
+        __u64 addr;
+        __u32 len;
+        __u32 op_flags;
+        __u16 buf_index;
+        __u16 personality;
+        __u32 file_index;
+        __u64 pad1;
+        __u64 addr3;
+        int error;
+        __u32 op_str_loc;
+};
+_Static_assert(sizeof(struct uring_failed_ctx) == 96, "io_uring_req_failed's layout");
+
+#define IOSQE_FIXED_FILE 0x1
+
+SEC("tracepoint/io_uring/io_uring_req_failed")
+int uring_failed(struct uring_failed_ctx *ctx) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+        char comm[GLOB_COMM_SIZE] = {};
+        if (BPF_CORE_READ(task, flags) & PF_IO_WORKER)
+                BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+        else
+                bpf_get_current_comm(comm, sizeof(comm));
+        if (!watched_as(&l, thread_state(), comm))
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        struct uring_record r = {};
+        put_common(r.raw, uring_submit_tp_id);
+        r.submit.ctx = ctx->ctx;
+        r.submit.req = ctx->req;
+        r.submit.user_data = ctx->user_data;
+        r.submit.opcode = ctx->opcode;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tgid = (__u32) (id >> 32);
+        struct capture_uring *u = &r.u;
+        u->magic = CAPTURE_URING_MAGIC;
+        u->pid = tgid;
+        u->tid = (__u32) id;
+        __builtin_memcpy(u->comm, comm, sizeof(u->comm));
+        u->flags = CAPTURE_URING_F_FAILED | CAPTURE_URING_F_DETAILS;
+        if (ctx->flags & IOSQE_FIXED_FILE)
+                u->flags |= CAPTURE_URING_F_FIXED_FILE;
+        u->off = ctx->off;
+        u->addr = ctx->addr;
+        u->len = ctx->len;
+        u->rw_flags = ctx->op_flags;
+        __u64 ring = ctx->ctx;
+        bpf_map_update_elem(&uring_owners, &ring, &tgid, BPF_ANY);
+        output(ctx, &r, sizeof(r));
+        return NEUTRAL;
+}
+
+/* A completion the CQ ring had no room for: no io_uring_complete for it.  Kept in the overflow list (ocqe),
+ * or, where that could not be allocated, dropped. */
+struct uring_overflow_ctx {
+        __u64 common;
+        __u64 ctx;
+        __u64 user_data;
+        int res;
+        __u32 cflags;
+        __u64 ocqe;
+};
+_Static_assert(sizeof(struct uring_overflow_ctx) == CAPTURE_URING_OVERFLOW_RAW_SIZE, "io_uring_cqe_overflow's layout");
+
+SEC("tracepoint/io_uring/io_uring_cqe_overflow")
+int uring_overflow(struct uring_overflow_ctx *ctx) {
+        __u64 ring = ctx->ctx;
+        __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        if (!owner)
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        struct {
+                struct uring_overflow_ctx raw;
+                struct capture_uring u;
+        } r = {};
+        put_common((__u8 *) &r.raw, uring_overflow_tp_id);
+        r.raw.ctx = ring;
+        r.raw.user_data = ctx->user_data;
+        r.raw.res = ctx->res;
+        r.raw.cflags = ctx->cflags;
+        r.raw.ocqe = ctx->ocqe;
         r.u.magic = CAPTURE_URING_MAGIC;
         r.u.pid = *owner;
         r.u.tid = (__u32) bpf_get_current_pid_tgid();

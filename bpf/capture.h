@@ -125,6 +125,12 @@ struct capture_segment {
 #define CAPTURE_URING_F_DETAILS 0x1    /* submit: fd, off, len, addr and rw_flags were read from the request */
 #define CAPTURE_URING_F_FIXED_FILE 0x2 /* submit: fd is an index in the ring's registered files */
 #define CAPTURE_URING_F_SQ_THREAD 0x4  /* submit: by the ring's SQPOLL thread, on behalf of its process */
+/* submit: written at io_uring_req_failed (the request failed before it could be submitted, its details the
+ * SQE's, its fd not read); its completion follows */
+#define CAPTURE_URING_F_FAILED 0x8
+/* The records of io_uring_cqe_overflow (a completion the CQ ring had no room for) are the tracepoint's fixed
+ * fields, CAPTURE_URING_OVERFLOW_RAW_SIZE bytes, then struct capture_uring. */
+#define CAPTURE_URING_OVERFLOW_RAW_SIZE 40
 #define CAPTURE_MAX_URING_RINGS 4096   /* rings whose owner is remembered for their completions */
 
 struct capture_uring {

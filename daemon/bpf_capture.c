@@ -71,6 +71,12 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
         case EVENT_URING_COMPLETE:
                 snprintf(buf, size, "uring_complete");
                 break;
+        case EVENT_URING_FAILED:
+                snprintf(buf, size, "uring_failed");
+                break;
+        case EVENT_URING_OVERFLOW:
+                snprintf(buf, size, "uring_overflow");
+                break;
         default:
                 buf[0] = 0;
         }
@@ -114,16 +120,26 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
                                  "writes (pid at 12, old_pid at 16)", d->system, d->name);
                         return -EPROTO;
                 }
-                if (d->kind == EVENT_URING_SUBMIT || d->kind == EVENT_URING_COMPLETE) {
-                        /* capture.bpf.c's uring_submit_ctx and uring_complete_ctx */
-                        static const unsigned submit[][2] = { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 48, 1 } };
-                        static const unsigned complete[][2] = { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 4 }, { 36, 4 } };
-                        bool is_submit = d->kind == EVENT_URING_SUBMIT;
-                        bool ok = d->record_size == CAPTURE_URING_RAW_SIZE &&
-                                  d->n_args == (is_submit ? ELEMENTSOF(submit) : ELEMENTSOF(complete));
+                if (d->kind >= EVENT_URING_SUBMIT && d->kind <= EVENT_URING_OVERFLOW) {
+                        /* capture.bpf.c's uring_*_ctx: each field's offset and size, and the record's */
+                        static const struct {
+                                unsigned size;
+                                unsigned n;
+                                unsigned field[AIO_ARGS_MAX][2];
+                        } layout[] = {
+                                [EVENT_URING_SUBMIT - EVENT_URING_SUBMIT] = { CAPTURE_URING_RAW_SIZE, 6,
+                                        { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 48, 1 } } },
+                                [EVENT_URING_COMPLETE - EVENT_URING_SUBMIT] = { CAPTURE_URING_RAW_SIZE, 5,
+                                        { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 4 }, { 36, 4 } } },
+                                [EVENT_URING_FAILED - EVENT_URING_SUBMIT] = { 96, 6,
+                                        { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 56, 4 } } },
+                                [EVENT_URING_OVERFLOW - EVENT_URING_SUBMIT] = { CAPTURE_URING_OVERFLOW_RAW_SIZE, 5,
+                                        { { 8, 8 }, { 16, 8 }, { 24, 4 }, { 28, 4 }, { 32, 8 } } },
+                        };
+                        const __typeof__(layout[0]) *l = &layout[d->kind - EVENT_URING_SUBMIT];
+                        bool ok = d->record_size == l->size && d->n_args == l->n;
                         for (unsigned i = 0; ok && i < d->n_args; i++)
-                                ok = d->args[i].offset == (is_submit ? submit[i][0] : complete[i][0]) &&
-                                     d->args[i].size == (is_submit ? submit[i][1] : complete[i][1]);
+                                ok = d->args[i].offset == l->field[i][0] && d->args[i].size == l->field[i][1];
                         if (!ok) {
                                 snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel "
                                          "capture writes", d->system, d->name);
@@ -169,6 +185,8 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
                         c->skel->rodata->uring_submit_tp_id = (uint16_t) d->tp_id;
                 else if (d->kind == EVENT_URING_COMPLETE)
                         c->skel->rodata->uring_complete_tp_id = (uint16_t) d->tp_id;
+                else if (d->kind == EVENT_URING_OVERFLOW)
+                        c->skel->rodata->uring_overflow_tp_id = (uint16_t) d->tp_id;
         }
         c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
         bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);

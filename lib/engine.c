@@ -286,6 +286,12 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 e->stats.bad_records++;
                 return;
         }
+        if (u.kind == EVENT_URING_OVERFLOW) {
+                tracker_uring_overflow(&e->tracker, u.pid, u.tid, u.ring, u.user_data, u.res, u.cflags, u.cqe_dropped,
+                                       s->time);
+                tracker_flush(&e->tracker);
+                return;
+        }
         if (!u.submit) {
                 tracker_uring_complete(&e->tracker, u.pid, u.tid, u.ring, u.req, u.user_data, u.res, u.cflags,
                                        s->time);
@@ -303,6 +309,7 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
                 .nbytes_known = details && !vectored, .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
                 .no_file = !uring_op_has_file(u.opcode),
+                .failed = c && (c->flags & CAPTURE_URING_F_FAILED),
                 .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0, .len = c ? c->len : 0,
                 .rw_flags = c && opcode < URING_OPCODE_BASE && !vectored && opcode != IOCB_CMD_FSYNC &&
                                             opcode != IOCB_CMD_FDSYNC
@@ -360,7 +367,7 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                                    (uint32_t) load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size));
                 return;
         }
-        if (d->kind == EVENT_URING_SUBMIT || d->kind == EVENT_URING_COMPLETE) {
+        if (d->kind == EVENT_URING_SUBMIT || d->kind == EVENT_URING_COMPLETE || d->kind == EVENT_URING_OVERFLOW) {
                 handle_uring(e, &s, d);
                 return;
         }

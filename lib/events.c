@@ -17,6 +17,8 @@ static const char *const proc_exit_args[] = { "pid", "group_dead", NULL };
 static const char *const proc_exec_args[] = { "pid", "old_pid", NULL };
 static const char *const uring_submit_args[] = { "ctx", "req", "user_data", "opcode", "flags", "sq_thread", NULL };
 static const char *const uring_complete_args[] = { "ctx", "req", "user_data", "res", "cflags", NULL };
+static const char *const uring_failed_args[] = { "ctx", "req", "user_data", "opcode", "off", "len", NULL };
+static const char *const uring_overflow_args[] = { "ctx", "user_data", "res", "cflags", "ocqe", NULL };
 
 static int read_file(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -91,6 +93,8 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
                                    : kind == EVENT_PROC_EXIT      ? proc_exit_args
                                    : kind == EVENT_URING_SUBMIT   ? uring_submit_args
                                    : kind == EVENT_URING_COMPLETE ? uring_complete_args
+                                   : kind == EVENT_URING_FAILED   ? uring_failed_args
+                                   : kind == EVENT_URING_OVERFLOW ? uring_overflow_args
                                                                   : proc_exec_args;
         unsigned n = kind == EVENT_SYS_ENTER ? sd->n_args : 0;
         if (kind != EVENT_SYS_ENTER)
@@ -161,13 +165,21 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
         if (r >= 0 && (extra & EVENTS_FORK))
                 r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
         if (r >= 0 && (extra & EVENTS_URING)) {
-                /* a kernel without io_uring: none of its requests to follow */
-                r = load_one(t, tracefs_dir, "io_uring", "io_uring_submit_req", EVENT_URING_SUBMIT, 0, error, error_size);
-                if (r >= 0)
-                        r = load_one(t, tracefs_dir, "io_uring", "io_uring_complete", EVENT_URING_COMPLETE, 0, error,
-                                     error_size);
+                /* a kernel without io_uring (or without one of these): none of its requests to follow */
+                static const struct {
+                        const char *name;
+                        enum event_kind kind;
+                } uring[] = {
+                        { "io_uring_submit_req", EVENT_URING_SUBMIT },
+                        { "io_uring_complete", EVENT_URING_COMPLETE },
+                        { "io_uring_req_failed", EVENT_URING_FAILED },
+                        { "io_uring_cqe_overflow", EVENT_URING_OVERFLOW },
+                };
+                size_t before = t->n_events;
+                for (size_t i = 0; i < ELEMENTSOF(uring) && r >= 0; i++)
+                        r = load_one(t, tracefs_dir, "io_uring", uring[i].name, uring[i].kind, 0, error, error_size);
                 if (r == -ENOENT) {
-                        t->n_events -= t->n_events && t->events[t->n_events - 1].kind == EVENT_URING_SUBMIT;
+                        t->n_events = before;
                         r = 0;
                 }
         }

@@ -16,6 +16,8 @@ enum event_kind {
         EVENT_PROC_EXEC, /* sched:sched_process_exec: its AIO contexts go with its old memory */
         EVENT_URING_SUBMIT,   /* io_uring:io_uring_submit_req: a request of a ring, with the capture's details */
         EVENT_URING_COMPLETE, /* io_uring:io_uring_complete: its completion */
+        EVENT_URING_FAILED,   /* io_uring:io_uring_req_failed: the capture writes it as a submit */
+        EVENT_URING_OVERFLOW, /* io_uring:io_uring_cqe_overflow: a completion the CQ ring had no room for */
 };
 
 struct field_ref {
@@ -33,12 +35,13 @@ struct event_desc {
         unsigned n_args;
         /* enter: the arguments; exit: args[0] is ret; fork: parent, child; process exit: pid, group_dead;
          * exec: pid, old_pid; io_uring submit: ctx, req, user_data, opcode, flags, sq_thread; complete: ctx,
-         * req, user_data, res, cflags */
+         * req, user_data, res, cflags; failed: ctx, req, user_data, opcode, off, len; overflow: ctx, user_data,
+         * res, cflags, ocqe */
         struct field_ref args[AIO_ARGS_MAX];
         unsigned record_size;                /* where the format's last field ends */
 };
 
-#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 5)
+#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 7)
 
 struct event_table {
         struct tep_handle *tep;

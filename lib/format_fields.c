@@ -73,6 +73,8 @@ void request_fields(struct field_writer *w, const struct request *r) {
                         w->u64(w, FIELD_NAME("FD", "fd"), r->fd);
                 if (r->fixed_file)
                         w->word(w, FIELD_NAME("FIXED_FILE", "fixed_file"), "yes");
+                if (r->submit_failed)
+                        w->word(w, FIELD_NAME("SUBMIT_FAILED", "submit_failed"), "yes");
                 if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED))
                         w->str(w, FIELD_NAME("PATH", "path"), r->path->s, r->path->len);
                 if (r->path_state != PATH_OK && r->path_state != PATH_NONE)
@@ -97,6 +99,9 @@ void request_fields(struct field_writer *w, const struct request *r) {
                         w->word(w, FIELD_NAME("ERRNO", "errno"), errno_name((int) -r->res, name));
                 }
                 w->s64(w, FIELD_NAME("RES2", "res2"), r->res2);
+                if (r->cq_overflow)
+                        w->word(w, FIELD_NAME("CQ_OVERFLOW", "cq_overflow"),
+                                r->cq_overflow == CQ_OVERFLOW_KEPT ? "kept" : "dropped");
                 if (r->reaped_in_user_space)
                         w->word(w, FIELD_NAME("REAPED", "reaped"), "user-space");
                 else
@@ -185,6 +190,8 @@ void summary_fields(struct field_writer *w, const struct proc_summary *s) {
         per_op(w, "submitted", iv->submitted);
         if (iv->submitted_io_uring)
                 w->u64(w, FIELD_NAME("SUBMITTED_IO_URING", "submitted_io_uring"), iv->submitted_io_uring);
+        if (iv->cq_overflows)
+                w->u64(w, FIELD_NAME("CQ_OVERFLOWS", "cq_overflows"), iv->cq_overflows);
         end_fields(w, iv);
         w->u64(w, FIELD_NAME("INFLIGHT", "inflight"), s->inflight);
         w->u64(w, FIELD_NAME("INFLIGHT_MAX", "inflight_max"), iv->inflight_max);

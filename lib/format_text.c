@@ -293,6 +293,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },     { "unselectable", s->unselectable },
                 { "ring_seen", s->ring_seen },       { "uring_submits", s->uring_submits },
+                { "cq_overflows", s->cq_overflows },
                 { "remote_reads", s->remote_reads }, { "skipped_reads", s->skipped_reads },
                 { "captured", s->captured },
                 { "bad_captures", s->bad_captures },
@@ -427,8 +428,14 @@ static void format_request(struct outbuf *b, const struct request *r) {
                 d = span_lit(d, ", reaped by ");
                 d = span_u64(d, r->reap_tid);
         }
-        *d++ = '\n';
         outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+        /* io_uring's rarer ends */
+        if (r->submit_failed)
+                outbuf_puts(b, ", failed before its submit");
+        if (r->cq_overflow)
+                outbuf_puts(b, r->cq_overflow == CQ_OVERFLOW_KEPT ? ", completion kept in the CQ overflow list"
+                                                                  : ", completion dropped by the kernel (CQ overflow)");
+        outbuf_putc(b, '\n');
 }
 
 static void put_by_op(struct outbuf *b, const char *name, const uint64_t *by_op) {
@@ -529,6 +536,10 @@ static void format_summary(struct outbuf *b, const struct proc_summary *s) {
                 outbuf_puts(b, " (io_uring: ");
                 outbuf_u64(b, iv->submitted_io_uring);
                 outbuf_putc(b, ')');
+        }
+        if (iv->cq_overflows) {
+                outbuf_puts(b, ", cq_overflows = ");
+                outbuf_u64(b, iv->cq_overflows);
         }
         put_ends(b, iv);
         const struct text_count c[] = { { ", in_flight = ", s->inflight }, { ", in_flight_max = ", iv->inflight_max } };

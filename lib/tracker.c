@@ -304,6 +304,7 @@ void proc_interval_merge(struct proc_interval *iv, const struct proc_interval *f
         iv->unknown += from->unknown;
         iv->reaped_in_user_space += from->reaped_in_user_space;
         iv->submitted_io_uring += from->submitted_io_uring;
+        iv->cq_overflows += from->cq_overflows;
         iv->inflight_max = MAX(iv->inflight_max, from->inflight_max);
         iv->active |= from->active;
 }
@@ -711,21 +712,22 @@ void tracker_uring_submit(struct tracker *t, const struct uring_submit *u, uint6
         *r = (struct request) {
                 .pid = u->pid, .submit_tid = u->tid, .ctx = u->ring, .iocb = u->req, .data = u->user_data,
                 .submit_time = u->time, .submit_known = true, .interface = REQ_IO_URING, .opcode = u->opcode,
-                .fixed_file = u->fixed_file, .no_file = u->no_file, .no_offset = !u->details, .fd = u->fd,
+                .fixed_file = u->fixed_file, .no_file = u->no_file || u->failed, .no_offset = !u->details,
+                .submit_failed = u->failed, .fd = u->fd,
                 .offset = u->details ? u->off : 0,
                 .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
         };
         /* a registered file's index names no fd of the process: its path is not looked up */
-        if (t->opt.paths && !u->fixed_file && !u->no_file)
+        if (t->opt.paths && !u->fixed_file && !u->no_file && !u->failed)
                 fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
 }
 
 #define IORING_CQE_F_MORE (1u << 1)
 
-void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
-                            uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
-        struct proc *p = proc_find(t, pid);
-        uint32_t n = p ? node_find(t, key_hash(pid, ring, req), pid, ring, req) : NIL;
+/* A completion of io_uring: of node n (NIL: of no request known) of process p. */
+static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pid, uint32_t tid, uint64_t ring,
+                      uint64_t req, uint64_t user_data, int32_t res, uint32_t cflags, uint8_t overflow,
+                      uint64_t time) {
         struct request *r = pending_add(t);
         if (!r) {
                 t->stats->no_memory++;
@@ -753,7 +755,32 @@ void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint6
         r->has_result = true;
         r->res = res;
         r->res2 = 0;
+        r->cq_overflow = overflow;
+        if (overflow) {
+                t->stats->cq_overflows++;
+                if (p)
+                        p->iv.cq_overflows++;
+        }
         account_end(t, p, r);
+}
+
+void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
+                            uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
+        struct proc *p = proc_find(t, pid);
+        uint32_t n = p ? node_find(t, key_hash(pid, ring, req), pid, ring, req) : NIL;
+        uring_end(t, p, n, pid, tid, ring, req, user_data, res, cflags, 0, time);
+}
+
+void tracker_uring_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,
+                            int32_t res, uint32_t cflags, bool dropped, uint64_t time) {
+        struct proc *p = proc_find(t, pid);
+        uint32_t n = p ? p->head : NIL;
+        /* the oldest of the ring's requests in flight with that user_data (programs may reuse one) */
+        while (n != NIL && (t->nodes[n].r.ctx != ring || t->nodes[n].r.data != user_data ||
+                            t->nodes[n].r.interface != REQ_IO_URING))
+                n = t->nodes[n].pnext;
+        uring_end(t, p, n, pid, tid, ring, n != NIL ? t->nodes[n].r.iocb : 0, user_data, res, cflags,
+                  dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, time);
 }
 
 /* Every request of pid (of one context, or all when ctx is 0) that will never be reaped. */

@@ -40,6 +40,11 @@ struct word;
 const struct word *request_kind_word(enum request_kind k);
 const char *request_end_name(enum request_end e);
 
+enum {
+        CQ_OVERFLOW_KEPT = 1, /* kept in the ring's overflow list, for the program to reap later */
+        CQ_OVERFLOW_DROPPED,  /* lost: the kernel could not keep it (it counts it in the ring's cq overflow) */
+};
+
 /* Where a request came from. */
 enum request_interface {
         REQ_AIO,      /* io_submit: ctx is the AIO context, iocb the iocb's address, data its aio_data */
@@ -66,6 +71,8 @@ struct request {
         bool fixed_file;    /* io_uring: fd is an index in the ring's registered files */
         bool no_file;       /* io_uring: an op on no file (nop, openat, timeout, ...): no fd, no path */
         bool no_offset;     /* io_uring: the op's offset was not read */
+        bool submit_failed; /* io_uring: failed before it was submitted (io_uring_req_failed) */
+        uint8_t cq_overflow; /* io_uring: its completion found the CQ ring full: CQ_OVERFLOW_* */
         uint16_t opcode;    /* IOCB_CMD_*, or io_uring's as uring_request_opcode() says */
         int16_t reqprio;
         int32_t rw_flags;
@@ -110,6 +117,7 @@ struct proc_interval {
         uint64_t unknown;
         uint64_t reaped_in_user_space; /* of completed */
         uint64_t submitted_io_uring;   /* of submitted, through io_uring */
+        uint64_t cq_overflows;         /* io_uring completions that found the CQ ring full */
         uint32_t inflight_max;
         bool active;
 };
@@ -228,6 +236,7 @@ struct uring_submit {
         bool nbytes_known;
         bool fixed_file;
         bool no_file;
+        bool failed; /* failed before it was submitted: its details are the SQE's */
         uint32_t fd;
         int64_t off;
         uint64_t len;
@@ -241,6 +250,10 @@ struct uring_submit {
 void tracker_uring_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation);
 void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
                             uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time);
+/* A completion the CQ ring had no room for (no request named: found by its user_data), kept in the
+ * overflow list or dropped. */
+void tracker_uring_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,
+                            int32_t res, uint32_t cflags, bool dropped, uint64_t time);
 
 /* The op of a request record: AIO's name, or io_uring's own. */
 const struct word *request_op_word(const struct request *r);

@@ -74,19 +74,33 @@ int uring_event_parse(const uint8_t *raw, size_t raw_size, const struct event_de
         if (raw_size < d->record_size)
                 return -EBADMSG;
         struct uring_event u = {
+                .kind = d->kind,
                 .submit = d->kind == EVENT_URING_SUBMIT,
                 .pid = sample_pid,
                 .tid = sample_tid,
                 .ring = load_field(raw, raw_size, d->args[0].offset, d->args[0].size),
-                .req = load_field(raw, raw_size, d->args[1].offset, d->args[1].size),
-                .user_data = load_field(raw, raw_size, d->args[2].offset, d->args[2].size),
         };
-        if (u.submit) {
+        switch (d->kind) {
+        case EVENT_URING_SUBMIT:
+                u.req = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
+                u.user_data = load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
                 u.opcode = (uint8_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
                 u.sq_thread = load_field(raw, raw_size, d->args[5].offset, d->args[5].size) != 0;
-        } else {
+                break;
+        case EVENT_URING_COMPLETE:
+                u.req = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
+                u.user_data = load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
                 u.res = (int32_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
                 u.cflags = (uint32_t) load_field(raw, raw_size, d->args[4].offset, d->args[4].size);
+                break;
+        case EVENT_URING_OVERFLOW:
+                u.user_data = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
+                u.res = (int32_t) load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
+                u.cflags = (uint32_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
+                u.cqe_dropped = load_field(raw, raw_size, d->args[4].offset, d->args[4].size) == 0;
+                break;
+        default:
+                return -EBADMSG; /* io_uring_req_failed is written as a submit */
         }
         /* the capture's part, 8-aligned after the record's fields */
         size_t at = (d->record_size + 7) & ~(size_t) 7;

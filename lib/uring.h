@@ -26,6 +26,7 @@ bool uring_op_has_file(uint8_t uring_op);
 const struct word *uring_opcode_word(uint16_t opcode);
 
 struct uring_event {
+        enum event_kind kind; /* EVENT_URING_SUBMIT (or a request failed before it), _COMPLETE, _OVERFLOW */
         bool submit;
         uint32_t pid; /* the ring's process */
         uint32_t tid; /* the thread that submitted (an SQPOLL thread for its process) or completed */
@@ -35,9 +36,10 @@ struct uring_event {
         bool sq_thread;
         bool cap_known; /* cap: what the capture read of the request (without it, only the above) */
         struct capture_uring cap;
-        /* complete */
+        /* complete, overflow */
         int32_t res;
         uint32_t cflags;
+        bool cqe_dropped; /* overflow: not even kept in the overflow list (no memory for it) */
 };
 
 /* A record of one of the two tracepoints (d says which): 0, or -EBADMSG when it is not whole. */

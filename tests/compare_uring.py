@@ -30,11 +30,15 @@ def main():
         if got != want:
             errors.append(f'{where}: aiotraced {got!r}, the workload {want!r}')
 
-    pids = set()
+    pids, overflows, made = set(), {}, {}
     for path in a.truth:
         for line in open(path):
             w = json.loads(line)
+            if 'cq_overflows' in w:
+                overflows[w['pid']] = overflows.get(w['pid'], 0) + w['cq_overflows']
+                continue
             n += 1
+            made[w['pid']] = made.get(w['pid'], 0) + 1
             pids.add(w['pid'])
             key = (w['pid'], w['user_data'])
             got = reqs.pop(key, [])
@@ -43,12 +47,16 @@ def main():
                 errors.append(f'{where}: {len(got)} records')
                 continue
             g = got[0]
-            eq(f'{where} request', g['request'], 'completed')
             eq(f'{where} op', g.get('op'), w['op'])
+            if not w['done']:  # in flight when the process was killed
+                eq(f'{where} request', (g['request'], g.get('end')), ('abandoned', 'process exit'))
+                continue
+            eq(f'{where} request', g['request'], 'completed')
             eq(f'{where} res', g.get('res'), w['res'])
+            eq(f'{where} submit_failed', g.get('submit_failed'), 'yes' if w['op'].startswith('op_') else None)
             if 'fd' in g:
                 eq(f'{where} fd', g['fd'], w['fd'] & 0xffffffff)
-            elif w['op'] not in ('noop', 'openat'):
+            elif w['op'] not in ('noop', 'openat') and not w['op'].startswith('op_'):
                 errors.append(f'{where}: no fd')
             eq(f'{where} fixed_file', g.get('fixed_file') == 'yes', w['fixed'])
             if w.get('path'):
@@ -68,11 +76,22 @@ def main():
     for key, got in reqs.items():
         if key[0] in pids:
             errors.append(f'a record of no request of the workload: {got}')
+    kept = {}
+    for path in [a.trace]:
+        for line in open(path):
+            e = json.loads(line)
+            if e['kind'] == 'request' and e.get('cq_overflow'):
+                eq(f'pid {e["pid"]} user_data {e["data"]}: cq_overflow', e['cq_overflow'], 'kept')
+                kept[e['pid']] = kept.get(e['pid'], 0) + 1
     for pid in pids:
         mine = [s for s in sums if s['pid'] == pid]
-        made = sum(1 for path in a.truth for line in open(path) if json.loads(line)['pid'] == pid)
-        eq(f'pid {pid} summaries submitted_io_uring', sum(s.get('submitted_io_uring', 0) for s in mine), made)
-        eq(f'pid {pid} summaries completed', sum(s.get('completed', 0) for s in mine), made)
+        done = sum(1 for path in a.truth for line in open(path)
+                   if json.loads(line).get('pid') == pid and json.loads(line).get('done'))
+        eq(f'pid {pid} summaries submitted_io_uring', sum(s.get('submitted_io_uring', 0) for s in mine), made[pid])
+        eq(f'pid {pid} summaries completed', sum(s.get('completed', 0) for s in mine), done)
+        # the kernel's overflow list: each completion it kept there is said to be one, and counted
+        eq(f'pid {pid} requests through the CQ overflow list', kept.get(pid, 0), overflows.get(pid, 0))
+        eq(f'pid {pid} summaries cq_overflows', sum(s.get('cq_overflows', 0) for s in mine), overflows.get(pid, 0))
     print(f'compare-uring: {n} requests, {fields} fields compared, {len(errors)} differ')
     for e in errors[:20]:
         print('  ' + e)

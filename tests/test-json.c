@@ -228,13 +228,16 @@ static void test_field_names(void) {
         r.interface = REQ_IO_URING;
         r.fixed_file = true;
         r.no_offset = true;
+        r.submit_failed = true;
+        r.cq_overflow = CQ_OVERFLOW_KEPT;
         r.path = NULL;
         r.path_state = PATH_NONE;
         request_fields(&nc.w, &r);
-        CHECK_STR(nc.names, "request pid comm interface ctx iocb data op fd fixed_file nbytes rw_flags flags "
-                            "reqprio submit_tid submit_nsec res errno res2 reap_tid latency_nsec");
+        CHECK_STR(nc.names, "request pid comm interface ctx iocb data op fd fixed_file submit_failed nbytes rw_flags "
+                            "flags reqprio submit_tid submit_nsec res errno res2 cq_overflow reap_tid latency_nsec");
 
-        struct proc_interval iv = { .stale = 1, .unmatched = 1, .unknown = 1, .submitted_io_uring = 1 };
+        struct proc_interval iv = { .stale = 1, .unmatched = 1, .unknown = 1, .submitted_io_uring = 1,
+                                    .cq_overflows = 1 };
         for (unsigned i = 0; i < REQ_OPS; i++)
                 iv.submitted[i] = iv.completed[i] = 1;
         struct histogram h;
@@ -245,7 +248,7 @@ static void test_field_names(void) {
         summary_fields(&nc.w, &s);
         CHECK_STR(nc.names, "pid comm summary_interval_nsec submitted submitted_pread submitted_pwrite "
                             "submitted_fsync submitted_fdsync submitted_poll submitted_noop submitted_preadv "
-                            "submitted_pwritev submitted_other submitted_io_uring completed completed_pread "
+                            "submitted_pwritev submitted_other submitted_io_uring cq_overflows completed completed_pread "
                             "completed_pwrite completed_fsync completed_fdsync completed_poll completed_noop "
                             "completed_preadv completed_pwritev completed_other bytes_read bytes_written errors "
                             "cancelled abandoned stale unmatched unknown inflight inflight_max lat_samples lat_p50_nsec lat_p90_nsec "

@@ -392,7 +392,25 @@ static void test_uring(void) {
         tracker_flush(&t);
         CHECK_EQ(n_got, 6);
         CHECK_EQ(got[5].kind, REQ_UNMATCHED);
+        /* a completion the CQ ring had no room for: found by its ring and user_data, the oldest first */
+        u.req = 0xe0, u.user_data = 42;
+        tracker_uring_submit(&t, &u, 0);
+        u.req = 0xe8;
+        tracker_uring_submit(&t, &u, 0);
+        tracker_uring_overflow(&t, 300, 301, 0x1a1a, 42, 5, 0, false, 9500);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 7);
+        CHECK_EQ(got[6].kind, REQ_COMPLETED);
+        CHECK_EQ(got[6].iocb, 0xe0);
+        CHECK_EQ(got[6].cq_overflow, CQ_OVERFLOW_KEPT);
+        CHECK_EQ(stats.cq_overflows, 1);
+        tracker_uring_overflow(&t, 300, 301, 0x1a1a, 42, 6, 0, true, 9600);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 8);
+        CHECK_EQ(got[7].iocb, 0xe8);
+        CHECK_EQ(got[7].cq_overflow, CQ_OVERFLOW_DROPPED);
         /* the process ends with one in flight */
+        n_got = 6;
         n_sums = 0;
         tracker_process_end(&t, 300, 10000, END_EXIT);
         CHECK_EQ(n_got, 7);

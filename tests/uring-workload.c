@@ -18,7 +18,7 @@ struct want {
         const char *op;
         int fd;
         bool fixed;
-        const char *path; /* NULL: none */
+        char *path; /* NULL: none */
         long long off;
         long long nbytes; /* -1: not known to aiotraced (vectored: a count of iovecs) */
         int res;
@@ -40,8 +40,8 @@ static struct io_uring_sqe *sqe_for(struct io_uring *ring, const char *op, int f
         struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
         if (!sqe || n_wants == MAX_REQ)
                 die("no SQE", ENOSPC);
-        wants[n_wants] = (struct want) { .op = op, .fd = fd, .fixed = fixed, .path = path, .off = off,
-                                         .nbytes = nbytes };
+        wants[n_wants] = (struct want) { .op = op, .fd = fd, .fixed = fixed, .path = path ? strdup(path) : NULL,
+                                         .off = off, .nbytes = nbytes };
         return sqe;
 }
 
@@ -83,6 +83,28 @@ static void write_truth(void) {
         }
 }
 
+/* More completions than the CQ ring holds before any is reaped: the kernel keeps the rest in its overflow
+ * list (io_uring_cqe_overflow, not io_uring_complete), and hands them over once the ring has room.  How many
+ * overflowed goes to the truth as a line of its own. */
+static void overflow(void) {
+        struct io_uring small;
+        struct io_uring_params p = { 0 };
+        int r = io_uring_queue_init_params(4, &small, &p);
+        if (r < 0)
+                die("io_uring_queue_init_params", r);
+        unsigned n = 2 * p.cq_entries;
+        for (unsigned i = 0; i < n; i++) {
+                struct io_uring_sqe *sqe = sqe_for(&small, "noop", 0, false, NULL, 0, 0);
+                io_uring_prep_nop(sqe);
+                tag(sqe);
+                if ((i + 1) % 4 == 0)
+                        submit(&small, 4);
+        }
+        reap(&small, n);
+        fprintf(truth, "{\"pid\":%d,\"cq_overflows\":%u}\n", getpid(), n - p.cq_entries);
+        io_uring_queue_exit(&small);
+}
+
 static char *path_in(const char *dir, const char *name) {
         char *p;
         if (asprintf(&p, "%s/%s", dir, name) < 0)
@@ -92,7 +114,7 @@ static char *path_in(const char *dir, const char *name) {
 
 int main(int argc, char **argv) {
         const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL;
-        bool sqpoll = false;
+        bool sqpoll = false, hold = false;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
                         dir = argv[++i];
@@ -102,8 +124,11 @@ int main(int argc, char **argv) {
                         comm = argv[++i];
                 else if (strcmp(argv[i], "--sqpoll") == 0)
                         sqpoll = true;
+                else if (strcmp(argv[i], "--hold") == 0)
+                        hold = true;
                 else {
-                        fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll]\n");
+                        fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll] "
+                                        "[--hold]\n");
                         return 2;
                 }
         }
@@ -227,8 +252,40 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 2);
         reap(&ring, 2);
+        /* a request that fails before it is submitted: an opcode no kernel has */
+        sqe = sqe_for(&ring, "op_250", 0, false, NULL, 0, 0);
+        io_uring_prep_nop(sqe);
+        sqe->opcode = 250;
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        overflow();
+        /* in flight at the end: a poll on a new pipe nobody writes.  With --hold the process is killed: it ends
+         * with it; else the ring is torn down, and the kernel cancels it */
+        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+                die("pipe2", errno);
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", pipe_fds[0]);
+        if ((n = readlink(link, pipe_path, sizeof(pipe_path) - 1)) < 0)
+                die("readlink", errno);
+        pipe_path[n] = 0;
+        sqe = sqe_for(&ring, "poll", pipe_fds[0], false, pipe_path, 0, 0);
+        io_uring_prep_poll_add(sqe, pipe_fds[0], POLLIN);
+        tag(sqe);
+        submit(&ring, 1);
+        while (io_uring_sq_ready(&ring) > 0) /* an SQPOLL thread takes it when it comes round */
+                usleep(1000);
+        if (!hold) {
+                wants[n_wants - 1].res = -ECANCELED;
+                wants[n_wants - 1].done = true;
+        }
         write_truth();
         fclose(truth);
+        if (hold) {
+                printf("holding\n");
+                fflush(stdout);
+                pause();
+        }
         io_uring_queue_exit(&ring);
+        usleep(100000); /* the teardown's cancellation is posted by a kernel worker: while the process lives */
         return 0;
 }

@@ -1,8 +1,10 @@
 #!/bin/bash
 # io_uring requests against the real kernel, compared with what tests/uring-workload (liburing) made: reads,
 # writes, vectored, fsync and its datasync form, fixed buffers, a registered file, a linked write and fsync,
-# poll on a pipe, a failing request, ops with no AIO counterpart; then the same through an SQPOLL thread,
-# which submits on behalf of its process.  Every request once, field by field, in the same schema as AIO's.
+# poll on a pipe, a failing request, one that fails before its submit, ops with no AIO counterpart, more
+# completions than the CQ ring holds (kept in the kernel's overflow list); then the same through an SQPOLL
+# thread, which submits on behalf of its process, and a process killed with a request in flight.  Every
+# request once, field by field, in the same schema as AIO's.
 . "${top_srcdir:?}/tests/lib.sh"
 need_tracing
 URING=$top_builddir/tests/uring-workload
@@ -29,13 +31,29 @@ for mode in plain sqpoll; do
         stop_daemon "$T/$mode.json"
         compare "$T/$mode.json" "$T/$mode.truth"
         if [ $mode = sqpoll ]; then
-                # submitted by the ring's kernel thread, which is a thread of the process
+                # submitted by the ring's kernel thread, a thread of the process (the small ring of the overflow
+                # has none: its requests are the process's own)
                 "$PYTHON3" -c 'import json, sys
 pid = json.loads(open(sys.argv[2]).readline())["pid"]
 tids = {e["submit_tid"] for e in map(json.loads, open(sys.argv[1])) if e.get("interface") == "io_uring"}
-assert tids and pid not in tids, tids' "$T/$mode.json" "$T/$mode.truth" || fail "the SQPOLL thread did not submit"
+assert tids - {pid}, tids' "$T/$mode.json" "$T/$mode.truth" || fail "the SQPOLL thread did not submit"
         fi
 done
+
+echo "== killed with a request in flight: it ends with the process, and nothing comes after"
+write_config "$T/kill.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
+        'drain_interval_ms = 5;' 'records = [ "requests", "summary" ];' 'output = { format = "json"; };'
+start_daemon_json "$T/kill.conf" "$T/kill.json"
+coproc HOLD { exec "$URING" --comm uring-w --dir "$T/w" --truth "$T/kill.truth" --hold; }
+hold_pid=$HOLD_PID
+read -r line <&"${HOLD[0]}"
+[ "$line" = holding ] || fail "the workload did not hold"
+sleep 0.2
+kill -9 "$hold_pid"
+wait "$hold_pid" 2>/dev/null
+sleep 0.2
+stop_daemon "$T/kill.json"
+compare "$T/kill.json" "$T/kill.truth"
 
 echo "== remote-read: io_uring is not traced, and the daemon says so"
 write_config "$T/rr.conf" 'capture = "remote-read";' 'watch = ( { comm = "uring-w"; } );'
