@@ -1203,6 +1203,27 @@ static __always_inline void uring_forget(__u32 tgid) {
                 bpf_map_delete_elem(&uring_owners, &w.ring[i]);
 }
 
+/* With io_uring off: the processes whose first request was noted. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, CAPTURE_MAX_URING_RINGS);
+        __type(key, __u32);
+        __type(value, __u32);
+} uring_noted SEC(".maps");
+
+/* Whether io_uring's requests are traced (io_uring = true in the config). */
+static __always_inline int uring_traced(void) {
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        return !w || w->uring;
+}
+
+/* Whether this is the process's first request since io_uring was off: to be noted. */
+static __always_inline int uring_first(__u32 tgid) {
+        __u32 one = 1;
+        return bpf_map_update_elem(&uring_noted, &tgid, &one, BPF_NOEXIST) == 0;
+}
+
 /* The fixed part of the two records, as their format files lay it out (checked by the daemon). */
 struct uring_submit_ctx {
         __u64 common;
@@ -1283,6 +1304,11 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                 bpf_get_current_comm(comm, sizeof(comm));
         if (!watched_as(&l, thread_state(), comm))
                 return NEUTRAL;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tgid = (__u32) (id >> 32);
+        int note = !uring_traced();
+        if (note && !uring_first(tgid))
+                return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         /* a program may not read the common fields, nor copy the record whole: each field, as the kernel wrote it */
@@ -1293,13 +1319,16 @@ int uring_submit(struct uring_submit_ctx *ctx) {
         r.submit.opcode = ctx->opcode;
         r.submit.flags = ctx->flags;
         r.submit.sq_thread = ctx->sq_thread;
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tgid = (__u32) (id >> 32);
         struct capture_uring *u = &r.u;
         u->magic = CAPTURE_URING_MAGIC;
         u->pid = tgid;
         u->tid = (__u32) id;
         __builtin_memcpy(u->comm, comm, sizeof(u->comm));
+        if (note) {
+                u->flags = CAPTURE_URING_F_NOTE;
+                output(ctx, &r, sizeof(r));
+                return NEUTRAL;
+        }
         if (ctx->sq_thread)
                 u->flags |= CAPTURE_URING_F_SQ_THREAD;
         struct io_kiocb *req = (struct io_kiocb *) ctx->req;
@@ -1326,7 +1355,7 @@ SEC("tracepoint/io_uring/io_uring_complete")
 int uring_complete(struct uring_complete_ctx *ctx) {
         __u64 ring = ctx->ctx;
         __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
-        if (!owner)
+        if (!owner || !uring_traced())
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
@@ -1382,6 +1411,10 @@ int uring_failed(struct uring_failed_ctx *ctx) {
                 bpf_get_current_comm(comm, sizeof(comm));
         if (!watched_as(&l, thread_state(), comm))
                 return NEUTRAL;
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tgid = (__u32) (id >> 32);
+        if (!uring_traced())
+                return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         put_common(r.raw, uring_submit_tp_id);
@@ -1389,8 +1422,6 @@ int uring_failed(struct uring_failed_ctx *ctx) {
         r.submit.req = ctx->req;
         r.submit.user_data = ctx->user_data;
         r.submit.opcode = ctx->opcode;
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tgid = (__u32) (id >> 32);
         struct capture_uring *u = &r.u;
         u->magic = CAPTURE_URING_MAGIC;
         u->pid = tgid;
@@ -1425,7 +1456,7 @@ SEC("tracepoint/io_uring/io_uring_cqe_overflow")
 int uring_overflow(struct uring_overflow_ctx *ctx) {
         __u64 ring = ctx->ctx;
         __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
-        if (!owner)
+        if (!owner || !uring_traced())
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct {

@@ -128,6 +128,9 @@ struct capture_segment {
 /* submit: written at io_uring_req_failed (the request failed before it could be submitted, its details the
  * SQE's, its fd not read); its completion follows */
 #define CAPTURE_URING_F_FAILED 0x8
+/* submit: io_uring is off (capture_watch.uring): only this, the first request of the process, is written,
+ * for the daemon to say once that its requests are not traced */
+#define CAPTURE_URING_F_NOTE 0x10
 /* The records of io_uring_cqe_overflow (a completion the CQ ring had no room for) are the tracepoint's fixed
  * fields, CAPTURE_URING_OVERFLOW_RAW_SIZE bytes, then struct capture_uring. */
 #define CAPTURE_URING_OVERFLOW_RAW_SIZE 40
@@ -247,7 +250,7 @@ struct capture_watch {
         capture_u32 generation;
         capture_u32 set; /* 0 or 1: the maps' keys in force */
         capture_u32 n_names;
-        capture_u32 reserved;
+        capture_u32 uring; /* io_uring's requests are traced; 0: a watched process's are only noted, once */
         capture_u64 bits;                      /* every entry's */
         capture_u64 need[_CAPTURE_CLASS_MAX];  /* the entries with a key of the class */
         capture_u64 follow;                    /* the entries that follow children */

@@ -539,6 +539,7 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
                 .read_memory = true,
                 .replaced_sets = !d->capture,
                 .captured = d->capture != NULL,
+                .uring_off = !c->io_uring,
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .record = d->dump ? on_record : NULL,
                                        .summary = on_summary, .select = d->capture ? NULL : on_select,
@@ -638,7 +639,10 @@ static int setup(struct daemon *d) {
         if (!d->capture && d->no_capture_why[0])
                 emit_event(d, INFO_NOTE, LOG_WARNING, "no in-kernel capture: %s. Memory is read after each call "
                            "instead, and what may have changed since is marked stale", d->no_capture_why);
-        if (!d->capture)
+        if (!d->config->io_uring)
+                emit_info(d, "io_uring = false: io_uring requests are not traced (a watched process's first one is "
+                          "said)");
+        else if (!d->capture)
                 emit_event(d, INFO_NOTE, LOG_WARNING, "io_uring requests are not traced: they need the in-kernel "
                            "capture");
         else if (bpf_capture_uring_off(d->capture))
@@ -722,6 +726,7 @@ static void reload(struct daemon *d) {
         config_free(d->config);
         d->config = TAKE_PTR(nc);
         engine_reselect(&d->engine);
+        engine_set_uring(&d->engine, d->config->io_uring);
         if (engine_set_records(&d->engine, d->config->records, d->config->summary_by, d->config->summary_files,
                                (uint64_t) d->config->summary_interval * 1000000000ull) < 0)
                 emit_info(d, "reload: no memory for the file summaries: none are made");

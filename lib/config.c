@@ -339,6 +339,7 @@ const struct config_key config_keys[] = {
         { "summary_interval", KEY_UINT, FIELD(summary_interval), 1, 86400, .reload = RELOAD_LIVE },
         { "summary_by", KEY_FLAGS, FIELD(summary_by), 1, .names = summary_by_names, .reload = RELOAD_LIVE },
         { "summary_files", KEY_UINT, FIELD(summary_files), 1, FILE_SUMMARY_MAX, .reload = RELOAD_LIVE },
+        { "io_uring", KEY_BOOL, FIELD(io_uring), .reload = RELOAD_LIVE },
         { "ring_memory", KEY_SIZE, FIELD(ring_memory), 64u << 10, UINT64_MAX, .reload = RELOAD_RESTART },
         { "ring_pages", KEY_UINT, FIELD(ring_pages), 1, RING_PAGES_MAX, .pow2 = true, .unset = "from ring_memory",
           .reload = RELOAD_RESTART },
@@ -760,6 +761,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .summary_interval = 60,
                 .summary_by = SUMMARY_BY_PROCESS,
                 .summary_files = 20,
+                .io_uring = true,
                 .output = { .format = OUTPUT_TEXT, .queue_kib = 16384, .max_size = 64ull << 20, .keep = 5, .mode = 0640 },
         };
 

@@ -108,6 +108,7 @@ struct config {
         unsigned summary_interval; /* seconds */
         unsigned summary_by;       /* SUMMARY_BY_* */
         unsigned summary_files;    /* the files named apart in a file summary */
+        bool io_uring;             /* trace io_uring's requests (with the capture) */
         struct output_config output;
         struct {
                 char path[4096]; /* Prometheus text, rewritten every summary_interval; "": none */

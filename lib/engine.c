@@ -299,6 +299,13 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 return;
         }
         const struct capture_uring *c = u.cap_known ? &u.cap : NULL;
+        if (c && (c->flags & CAPTURE_URING_F_NOTE)) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "%.16s (pid %u) submits io_uring requests: not traced (io_uring = false)",
+                         c->comm, u.pid);
+                emit(e, &(struct entry) { .kind = ENTRY_INFO, .time = s->time, .message = msg });
+                return;
+        }
         uint16_t opcode = uring_request_opcode(u.opcode, c ? c->rw_flags : 0);
         bool details = c && (c->flags & CAPTURE_URING_F_DETAILS);
         struct capture_file file = c ? c->file : (struct capture_file) {};
@@ -566,6 +573,12 @@ bool engine_drain(struct engine *e, uint64_t until) {
 void engine_finish(struct engine *e, uint64_t now) {
         tracker_finish(&e->tracker, now);
         e->stats.in_flight = tracker_inflight_total(&e->tracker);
+}
+
+void engine_set_uring(struct engine *e, bool on) {
+        if (!on && !e->opt.uring_off)
+                tracker_uring_stop(&e->tracker, e->processed_up_to);
+        e->opt.uring_off = !on;
 }
 
 int engine_set_records(struct engine *e, unsigned records, unsigned summary_by, unsigned summary_files,

@@ -38,6 +38,7 @@ struct engine_options {
         bool read_memory; /* augment calls with process_vm_readv (those the kernel did not capture) */
         bool replaced_sets; /* event sets are replaced under the rings (filter changes): drop the doubles */
         bool captured;      /* the kernel captures each call's memory, and names the files of its iocbs */
+        bool uring_off;     /* io_uring = false: the capture notes a process's first request, no more */
         const char *proc_root; /* "/proc", for reading thread names */
 };
 
@@ -107,3 +108,5 @@ void engine_reselect(struct engine *e);
 /* What a reload may change while tracing. */
 int engine_set_records(struct engine *e, unsigned records, unsigned summary_by, unsigned summary_files,
                        uint64_t summary_interval_ns);
+/* io_uring's requests traced or not (the capture is told apart): turned off, those in flight end unknown. */
+void engine_set_uring(struct engine *e, bool on);

@@ -60,7 +60,7 @@ const char *request_end_name(enum request_end e) {
                 [END_REAPED] = "reaped",       [END_DESTROY] = "io_destroy", [END_EXIT] = "process exit",
                 [END_EXEC] = "exec",           [END_EVICTED] = "evicted",
                 [END_RESUBMITTED] = "iocb submitted again", [END_SUBMIT_UNTRACKED] = "its submit was not tracked",
-                [END_SUBMIT_UNSEEN] = "its submit was not seen",
+                [END_SUBMIT_UNSEEN] = "its submit was not seen", [END_UNTRACED] = "io_uring no longer traced",
         };
         return e < _END_MAX ? names[e] : "?";
 }
@@ -781,6 +781,24 @@ void tracker_uring_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint6
                 n = t->nodes[n].pnext;
         uring_end(t, p, n, pid, tid, ring, n != NIL ? t->nodes[n].r.iocb : 0, user_data, res, cflags,
                   dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, time);
+}
+
+void tracker_uring_stop(struct tracker *t, uint64_t time) {
+        tracker_flush(t);
+        for (uint32_t n = t->oldest; n != NIL;) {
+                uint32_t next = t->nodes[n].gnext;
+                if (t->nodes[n].r.interface == REQ_IO_URING) {
+                        struct proc *p = proc_find(t, t->nodes[n].r.pid);
+                        struct request r;
+                        node_remove(t, n, p, &r);
+                        r.end_time = time;
+                        r.end = END_UNTRACED;
+                        r.kind = REQ_UNKNOWN;
+                        account_end(t, p, &r);
+                        emit_request(t, p, &r);
+                }
+                n = next;
+        }
 }
 
 /* Every request of pid (of one context, or all when ctx is 0) that will never be reaped. */

@@ -32,6 +32,7 @@ enum request_end {
         END_RESUBMITTED, /* its iocb was submitted again: the completion in between was not seen */
         END_SUBMIT_UNTRACKED, /* unmatched: its process had submits that could not be read, or were evicted */
         END_SUBMIT_UNSEEN,    /* unmatched: nothing explains it (submitted before tracing began?) */
+        END_UNTRACED,         /* unknown: io_uring's requests are no longer traced (a reload turned them off) */
         _END_MAX,
 };
 
@@ -250,6 +251,8 @@ struct uring_submit {
 void tracker_uring_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation);
 void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
                             uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time);
+/* io_uring's requests are no longer traced: those in flight end unknown. */
+void tracker_uring_stop(struct tracker *t, uint64_t time);
 /* A completion the CQ ring had no room for (no request named: found by its user_data), kept in the
  * overflow list or dropped. */
 void tracker_uring_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,

@@ -63,6 +63,7 @@ static void test_defaults(void) {
         CHECK_EQ(c->summary_interval, 60);
         CHECK_EQ(c->summary_by, SUMMARY_BY_PROCESS);
         CHECK_EQ(c->summary_files, 20);
+        CHECK(c->io_uring);
         CHECK_EQ(c->ring_memory, 256u << 20);
         CHECK_EQ(c->ring_pages, 0);
         CHECK_EQ(c->max_iocbs_per_call, 256);
@@ -132,7 +133,7 @@ static void test_errors(void) {
                 { "capture = \"kernel\";\n", 1, "capture = \"kernel\" is not one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "capture = 1;\n", 1, "capture must be a string, one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "ring_pages = 64;\nbogus = 1;\n", 2,
-                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, summary_by, summary_files, ring_memory, ring_pages, max_iocbs_per_call, "
+                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, summary_by, summary_files, io_uring, ring_memory, ring_pages, max_iocbs_per_call, "
                   "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output, metrics)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
                 { "\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two" },

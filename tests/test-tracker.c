@@ -409,6 +409,17 @@ static void test_uring(void) {
         CHECK_EQ(n_got, 8);
         CHECK_EQ(got[7].iocb, 0xe8);
         CHECK_EQ(got[7].cq_overflow, CQ_OVERFLOW_DROPPED);
+        /* io_uring turned off: what is in flight ends unknown */
+        u.req = 0xf0;
+        tracker_uring_submit(&t, &u, 0);
+        n_got = 0;
+        tracker_uring_stop(&t, 9700);
+        CHECK_EQ(n_got, 2); /* and the one of 0xc0 */
+        CHECK(got[0].kind == REQ_UNKNOWN && got[0].end == END_UNTRACED);
+        CHECK(got[1].kind == REQ_UNKNOWN && got[1].end == END_UNTRACED);
+        u.req = 0xc0;
+        tracker_uring_submit(&t, &u, 0);
+        tracker_flush(&t);
         /* the process ends with one in flight */
         n_got = 6;
         n_sums = 0;

@@ -55,6 +55,18 @@ sleep 0.2
 stop_daemon "$T/kill.json"
 compare "$T/kill.json" "$T/kill.truth"
 
+echo "== io_uring = false: the process's first request is said, once, and none is traced"
+write_config "$T/off.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' 'io_uring = false;' \
+        'records = [ "requests", "summary" ];'
+start_daemon "$T/off.conf" "$T/off.out"
+"$URING" --comm uring-w --dir "$T/w" || fail "the workload failed"
+stop_daemon "$T/off.out"
+[ "$(grep -c '^\[info\] uring-w (pid [0-9]*) submits io_uring requests: not traced (io_uring = false)$' "$T/off.out")" = 1 ] ||
+        fail "not said exactly once"
+if grep -q 'io_uring ring = ' "$T/off.out"; then
+        fail "an io_uring request traced with io_uring = false"
+fi
+
 echo "== remote-read: io_uring is not traced, and the daemon says so"
 write_config "$T/rr.conf" 'capture = "remote-read";' 'watch = ( { comm = "uring-w"; } );'
 start_daemon "$T/rr.conf" "$T/rr.out"
