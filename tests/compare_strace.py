@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Compare aiotraced's JSON lines with strace's decoding of the same program, run at the same time.
 
+With --uring-datadir, of a program on io_uring: strace sees only io_uring_enter, whose results add up to the
+requests submitted; each must have one record, completed, with a path in that directory.
+
 strace -ff -y -e abbrev=none -X raw writes one file per thread (PREFIX.TID); aiotraced's calls of that thread,
 in order, must be the same calls, with the same arguments, iocbs, events and results.  Each request aiotraced
 reports must have ended as completed, with the path strace gave its fd at submit; the summaries must add up
@@ -13,7 +16,8 @@ import os
 import re
 import sys
 
-AIO_CALLS = ('io_setup', 'io_submit', 'io_getevents', 'io_pgetevents', 'io_cancel', 'io_destroy')
+AIO_CALLS = ('io_setup', 'io_submit', 'io_getevents', 'io_pgetevents', 'io_cancel', 'io_destroy', 'io_uring_setup',
+             'io_uring_enter', 'io_uring_register')
 OPCODES = {'pread': 0, 'pwrite': 1, 'fsync': 2, 'fdsync': 3, 'poll': 5, 'noop': 6, 'preadv': 7, 'pwritev': 8}
 
 
@@ -176,11 +180,51 @@ def compare_call(t, where, a, s, paths):
         t.eq(f'{where} ctx', num(a['ctx']), args[0])
 
 
+def compare_uring(trace, straced, datadir):
+    """io_uring: the requests io_uring_enter says were submitted, each once, completed, with its path."""
+    submitted = sum(c['ret'] for calls in straced.values() for c in calls
+                    if c.get('name') == 'io_uring_enter' and c.get('ret', 0) > 0)
+    reqs, sums, errors = [], [], []
+    for line in open(trace):
+        e = json.loads(line)
+        if e['kind'] == 'request':
+            reqs.append(e)
+        elif e['kind'] == 'summary':
+            sums.append(e)
+        elif e['kind'] == 'stats' and not re.search(r'\blost = 0\b', e.get('message', '')):
+            errors.append(f'records lost: {e["message"]}')
+    uring = [r for r in reqs if r.get('interface') == 'io_uring']
+    kinds = {}
+    for r in uring:
+        kinds[r['request']] = kinds.get(r['request'], 0) + 1
+    on_files = [r for r in uring if 'fd' in r]  # not a nop (MariaDB wakes its reaper with one at shutdown)
+    with_path = sum(1 for r in on_files if r.get('path', '').startswith(datadir + '/') and 'path_state' not in r)
+    if len(uring) != submitted:
+        errors.append(f'{len(uring)} io_uring request records, io_uring_enter submitted {submitted}')
+    if kinds.get('completed', 0) != len(uring):
+        errors.append(f'not all completed: {kinds}')
+    if with_path != len(on_files):
+        errors.append(f'{len(on_files) - with_path} requests on files without a path in {datadir}')
+    if len(uring) != len(reqs):
+        errors.append(f'{len(reqs) - len(uring)} native AIO requests where there should be none')
+    for k in ('completed', 'submitted_io_uring'):
+        if sum(s.get(k, 0) for s in sums) != len(uring):
+            errors.append(f'the summaries count {sum(s.get(k, 0) for s in sums)} {k}, the records {len(uring)}')
+    print(f'compare-strace: io_uring_enter submitted {submitted}; {len(uring)} io_uring request records {kinds}, '
+          f'{with_path} of {len(on_files)} on files with their path')
+    for err in errors:
+        print('  ' + err)
+    return 1 if errors or not uring else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--trace', required=True, help="aiotraced's JSON lines")
     ap.add_argument('--strace', required=True, help="strace -ff's output prefix")
+    ap.add_argument('--uring-datadir', help='the program uses io_uring, on files in this directory')
     a = ap.parse_args()
+    if a.uring_datadir:
+        return compare_uring(a.trace, strace_calls(a.strace), a.uring_datadir)
 
     calls, reqs, sums, files, stats = {}, [], [], [], None
     for line in open(a.trace):

@@ -55,6 +55,38 @@ sleep 0.2
 stop_daemon "$T/kill.json"
 compare "$T/kill.json" "$T/kill.truth"
 
+if command -v fio >/dev/null; then
+        dd if=/dev/zero of="$T/fio.dat" bs=1M count=32 status=none
+        for sq in 0 1; do
+                echo "== fio, ioengine = io_uring, sqthread_poll = $sq: one record per I/O, the summaries' count fio's"
+                write_config "$T/fio.conf" 'capture = "bpf";' 'watch = ( { comm = "fio"; } );' 'drain_interval_ms = 5;' \
+                        'records = [ "requests", "summary" ];' 'output = { format = "json"; };'
+                start_daemon_json "$T/fio.conf" "$T/fio$sq.json"
+                fio --name=uring --filename="$T/fio.dat" --size=32m --ioengine=io_uring --sqthread_poll=$sq \
+                        --iodepth=16 --rw=randrw --bs=4k --direct=1 --io_size=32m --output-format=json \
+                        >"$T/fio$sq.out" || fail "fio"
+                stop_daemon "$T/fio$sq.json"
+                "$PYTHON3" - "$T/fio$sq.out" "$T/fio$sq.json" "$T/fio.dat" <<'PY' || fail "fio's I/Os and the records differ"
+import json, sys
+j = json.load(open(sys.argv[1]))['jobs'][0]
+ios = j['read']['total_ios'] + j['write']['total_ios']
+reqs, sums = [], []
+for line in open(sys.argv[2]):
+    e = json.loads(line)
+    if e['kind'] == 'request':
+        reqs.append(e)
+    elif e['kind'] == 'summary':
+        sums.append(e)
+bad = [r for r in reqs if r['request'] != 'completed' or r.get('interface') != 'io_uring' or
+       r.get('op') not in ('pread', 'pwrite') or r.get('res') != 4096 or
+       not (r.get('path') == sys.argv[3] or r.get('fixed_file') == 'yes')]
+total = {k: sum(s.get(k, 0) for s in sums) for k in ('submitted', 'submitted_io_uring', 'completed')}
+print(f'fio: {ios} I/Os; {len(reqs)} request records, {len(bad)} not completed 4 KiB of its file; summaries {total}')
+sys.exit(0 if len(reqs) == ios and not bad and total == dict.fromkeys(total, ios) else 1)
+PY
+        done
+fi
+
 echo "== io_uring = false: the process's first request is said, once, and none is traced"
 write_config "$T/off.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' 'io_uring = false;' \
         'records = [ "requests", "summary" ];'
