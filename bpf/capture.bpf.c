@@ -1211,6 +1211,14 @@ struct {
         __type(value, __u32);
 } uring_noted SEC(".maps");
 
+/* The ring's owner, for its completions: written only when it is new (an update of an LRU map costs more than
+ * a lookup, and this runs at every request). */
+static __always_inline void uring_own(__u64 ring, __u32 tgid) {
+        __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        if (!owner || *owner != tgid)
+                bpf_map_update_elem(&uring_owners, &ring, &tgid, BPF_ANY);
+}
+
 /* Whether io_uring's requests are traced (io_uring = true in the config). */
 static __always_inline int uring_traced(void) {
         __u32 zero = 0;
@@ -1345,8 +1353,7 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                         file_identity(s, u->fd, &u->file);
                 }
         }
-        __u64 ring = ctx->ctx;
-        bpf_map_update_elem(&uring_owners, &ring, &tgid, BPF_ANY);
+        uring_own(ctx->ctx, tgid);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -1434,8 +1441,7 @@ int uring_failed(struct uring_failed_ctx *ctx) {
         u->addr = ctx->addr;
         u->len = ctx->len;
         u->rw_flags = ctx->op_flags;
-        __u64 ring = ctx->ctx;
-        bpf_map_update_elem(&uring_owners, &ring, &tgid, BPF_ANY);
+        uring_own(ctx->ctx, tgid);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }

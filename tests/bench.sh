@@ -4,7 +4,8 @@
 # Three workloads, each untraced and traced, alternated (the order swapped every round) over ROUNDS rounds of
 # SECONDS each: the tests' workload batched (16 in flight, up to 16 iocbs per io_submit), the same with one
 # iocb per io_submit and one event per io_getevents, and fio (libaio randread 4k direct, iodepth 16), all on a
-# file in /var/tmp.  Traced means records = syscalls and requests (and summaries), to the file sink on tmpfs.
+# file in /var/tmp; with BENCH_LOADS="uring1 uring16", fio on io_uring, one I/O a submit or 16 (a request
+# counts as a call below, and perf records io_uring's submit and completion besides).  Traced means records = syscalls and requests (and summaries), to the file sink on tmpfs.
 # It prints per round and then the medians: the paired ratio traced/untraced of IOPS, the daemon's CPU per
 # million records (the records the output carries: a call's, a request's, a summary's; what the file sink
 # says it wrote) and per million calls, its peak RSS beyond the rings, records lost and entries dropped,
@@ -51,12 +52,17 @@ run_load() { # LOAD: prints "iops calls" (calls: - when the load does not count 
         fio) fio --name=bench --filename="$file" --size=512m --ioengine=libaio --rw=randread --bs=4k --direct=1 \
                 --iodepth=16 --time_based --runtime="$secs" --output-format=json |
                 "$PYTHON3" -c 'import json, sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]), "-")' ;;
+        # io_uring, one I/O a submit, or 16 (and reaped 16 at a time)
+        uring1 | uring16) fio --name=bench --filename="$file" --size=512m --ioengine=io_uring --rw=randread --bs=4k \
+                --direct=1 --iodepth=16 --iodepth_batch_submit=${1#uring} --iodepth_batch_complete_min=${1#uring} \
+                --time_based --runtime="$secs" --output-format=json |
+                "$PYTHON3" -c 'import json, sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]), "-")' ;;
         esac
 }
 
 load_comm() { # LOAD: the name its process runs under, which the tracers select
         case $1 in
-        fio) echo fio ;;
+        fio | uring*) echo fio ;;
         *) echo aio-bench ;;
         esac
 }
@@ -78,6 +84,7 @@ run_traced() {
         DAEMON_PID=
         local calls records lost dropped cpu user system rss rings
         calls=$(stat_of "$out/trace.log" calls)
+        case $1 in uring*) calls=$(stat_of "$out/trace.log" uring_submits) ;; esac # a request for a call
         records=$(sed -n 's/^aiotraced: \([0-9]*\) entries written to .*/\1/p' "$T/bench.err")
         lost=$(stat_of "$out/trace.log" lost)
         dropped=$(sed -n 's/^aiotraced: \([0-9]*\) entries could not be written.*/\1/p' "$T/bench.err")
@@ -98,6 +105,10 @@ perf_events() {
         for call in io_submit io_getevents; do
                 PERF_EVENTS+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
         done
+        # io_uring's requests: their submit and completion (two samples a request, as two a call above)
+        case $1 in
+        uring*) PERF_EVENTS+=(-e io_uring:io_uring_submit_req --filter "$f" -e io_uring:io_uring_complete --filter "$f") ;;
+        esac
 }
 
 # NAME ERRFILE: stops the perf tool running as PERF_PID (SIGINT, as a user would)
