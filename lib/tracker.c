@@ -764,21 +764,29 @@ static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pi
         account_end(t, p, r);
 }
 
+/* A completion that names no request: the oldest of the ring's requests in flight with that user_data
+ * (programs may reuse one). */
+static uint32_t uring_find_by_data(const struct tracker *t, const struct proc *p, uint64_t ring, uint64_t user_data) {
+        uint32_t n = p ? p->head : NIL;
+        while (n != NIL && (t->nodes[n].r.ctx != ring || t->nodes[n].r.data != user_data ||
+                            t->nodes[n].r.interface != REQ_IO_URING))
+                n = t->nodes[n].pnext;
+        return n;
+}
+
 void tracker_uring_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
                             uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
         struct proc *p = proc_find(t, pid);
-        uint32_t n = p ? node_find(t, key_hash(pid, ring, req), pid, ring, req) : NIL;
-        uring_end(t, p, n, pid, tid, ring, req, user_data, res, cflags, 0, time);
+        /* a multishot request's completions but its last are posted with no request */
+        uint32_t n = !p ? NIL : req ? node_find(t, key_hash(pid, ring, req), pid, ring, req)
+                                    : uring_find_by_data(t, p, ring, user_data);
+        uring_end(t, p, n, pid, tid, ring, n != NIL ? t->nodes[n].r.iocb : req, user_data, res, cflags, 0, time);
 }
 
 void tracker_uring_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,
                             int32_t res, uint32_t cflags, bool dropped, uint64_t time) {
         struct proc *p = proc_find(t, pid);
-        uint32_t n = p ? p->head : NIL;
-        /* the oldest of the ring's requests in flight with that user_data (programs may reuse one) */
-        while (n != NIL && (t->nodes[n].r.ctx != ring || t->nodes[n].r.data != user_data ||
-                            t->nodes[n].r.interface != REQ_IO_URING))
-                n = t->nodes[n].pnext;
+        uint32_t n = uring_find_by_data(t, p, ring, user_data);
         uring_end(t, p, n, pid, tid, ring, n != NIL ? t->nodes[n].r.iocb : 0, user_data, res, cflags,
                   dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, time);
 }

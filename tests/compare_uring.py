@@ -41,12 +41,16 @@ def main():
             made[w['pid']] = made.get(w['pid'], 0) + 1
             pids.add(w['pid'])
             key = (w['pid'], w['user_data'])
-            got = reqs.pop(key, [])
+            got = sorted(reqs.pop(key, []), key=lambda e: e['mono_ns'])
             where = f'pid {w["pid"]} user_data {w["user_data"]:#x} ({w["op"]})'
-            if len(got) != 1:
-                errors.append(f'{where}: {len(got)} records')
+            more = w.get('more', [])
+            if len(got) != 1 + len(more):
+                errors.append(f'{where}: {len(got)} records, {1 + len(more)} completions')
                 continue
-            g = got[0]
+            # a multishot request: a record for each completion while it went on, then its last
+            for k, res in enumerate(more):
+                eq(f'{where} completion {k}', (got[k]['request'], got[k].get('res')), ('completed', res))
+            g = got[-1]
             eq(f'{where} op', g.get('op'), w['op'])
             if not w['done']:  # in flight when the process was killed
                 eq(f'{where} request', (g['request'], g.get('end')), ('abandoned', 'process exit'))
@@ -56,7 +60,7 @@ def main():
             eq(f'{where} submit_failed', g.get('submit_failed'), 'yes' if w['op'].startswith('op_') else None)
             if 'fd' in g:
                 eq(f'{where} fd', g['fd'], w['fd'] & 0xffffffff)
-            elif w['op'] not in ('noop', 'openat') and not w['op'].startswith('op_'):
+            elif w['op'] not in ('noop', 'openat', 'poll_remove') and not w['op'].startswith('op_'):
                 errors.append(f'{where}: no fd')
             eq(f'{where} fixed_file', g.get('fixed_file') == 'yes', w['fixed'])
             if w.get('path'):
@@ -65,11 +69,11 @@ def main():
                 errors.append(f'{where}: a path {g["path"]!r} where the workload used none')
             if 'offset' in g:
                 eq(f'{where} offset', g['offset'], w['off'])
-            elif w['op'] not in ('noop', 'openat', 'poll'):
+            elif w['op'] not in ('noop', 'openat', 'poll', 'poll_remove'):
                 errors.append(f'{where}: no offset')
             if 'nbytes' in g:
                 eq(f'{where} nbytes', g['nbytes'], w['nbytes'])
-            elif w['nbytes'] >= 0 and w['op'] not in ('noop', 'openat', 'poll'):
+            elif w['nbytes'] >= 0 and w['op'] not in ('noop', 'openat', 'poll', 'poll_remove'):
                 errors.append(f'{where}: no nbytes')
             if not isinstance(g.get('latency_nsec'), int) or g['latency_nsec'] <= 0:
                 errors.append(f'{where}: no latency')
@@ -85,7 +89,7 @@ def main():
                 kept[e['pid']] = kept.get(e['pid'], 0) + 1
     for pid in pids:
         mine = [s for s in sums if s['pid'] == pid]
-        done = sum(1 for path in a.truth for line in open(path)
+        done = sum(1 + len(json.loads(line).get('more', [])) for path in a.truth for line in open(path)
                    if json.loads(line).get('pid') == pid and json.loads(line).get('done'))
         eq(f'pid {pid} summaries submitted_io_uring', sum(s.get('submitted_io_uring', 0) for s in mine), made[pid])
         eq(f'pid {pid} summaries completed', sum(s.get('completed', 0) for s in mine), done)

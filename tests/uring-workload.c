@@ -23,6 +23,8 @@ struct want {
         long long nbytes; /* -1: not known to aiotraced (vectored: a count of iovecs) */
         int res;
         bool done;
+        int more[8]; /* a multishot request's results before its last (IORING_CQE_F_MORE) */
+        unsigned n_more;
 };
 
 #define MAX_REQ 64
@@ -59,8 +61,12 @@ static void reap(struct io_uring *ring, unsigned n) {
                 unsigned k = (unsigned) (cqe->user_data - 0x7700000000ull);
                 if (k >= n_wants)
                         die("a completion of no request", EINVAL);
-                wants[k].res = cqe->res;
-                wants[k].done = true;
+                if ((cqe->flags & IORING_CQE_F_MORE) && wants[k].n_more < 8)
+                        wants[k].more[wants[k].n_more++] = cqe->res;
+                else {
+                        wants[k].res = cqe->res;
+                        wants[k].done = true;
+                }
                 io_uring_cqe_seen(ring, cqe);
         }
 }
@@ -78,7 +84,10 @@ static void write_truth(void) {
                         0x7700000000ull + i, w->op, w->fd, w->fixed ? "true" : "false");
                 if (w->path)
                         fprintf(truth, "\"path\":\"%s\",", w->path);
-                fprintf(truth, "\"off\":%lld,\"nbytes\":%lld,\"res\":%d,\"done\":%s}\n", w->off, w->nbytes, w->res,
+                fprintf(truth, "\"more\":[");
+                for (unsigned m = 0; m < w->n_more; m++)
+                        fprintf(truth, "%s%d", m ? "," : "", w->more[m]);
+                fprintf(truth, "],\"off\":%lld,\"nbytes\":%lld,\"res\":%d,\"done\":%s}\n", w->off, w->nbytes, w->res,
                         w->done ? "true" : "false");
         }
 }
@@ -251,6 +260,31 @@ int main(int argc, char **argv) {
         io_uring_prep_openat(sqe, AT_FDCWD, a, O_RDONLY, 0);
         tag(sqe);
         submit(&ring, 2);
+        reap(&ring, 2);
+        /* multishot: a poll that completes at each write to a new pipe, until it is removed */
+        int mpipe[2];
+        if (pipe2(mpipe, O_CLOEXEC) < 0)
+                die("pipe2", errno);
+        char mpath[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", mpipe[0]);
+        if ((n = readlink(link, mpath, sizeof(mpath) - 1)) < 0)
+                die("readlink", errno);
+        mpath[n] = 0;
+        sqe = sqe_for(&ring, "poll", mpipe[0], false, mpath, 0, 0);
+        io_uring_prep_poll_multishot(sqe, mpipe[0], POLLIN);
+        uint64_t multishot = 0x7700000000ull + n_wants;
+        tag(sqe);
+        submit(&ring, 1);
+        for (int i = 0; i < 3; i++) {
+                usleep(10000);
+                if (write(mpipe[1], "m", 1) != 1)
+                        die("write", errno);
+                reap(&ring, 1);
+        }
+        sqe = sqe_for(&ring, "poll_remove", 0, false, NULL, 0, 0);
+        io_uring_prep_poll_remove(sqe, multishot);
+        tag(sqe);
+        submit(&ring, 1);
         reap(&ring, 2);
         /* a request that fails before it is submitted: an opcode no kernel has */
         sqe = sqe_for(&ring, "op_250", 0, false, NULL, 0, 0);
