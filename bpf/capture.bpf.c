@@ -1300,17 +1300,37 @@ static __always_inline void uring_details(struct io_kiocb *req, __u8 opcode, str
         }
 }
 
+/* Whether the submitting thread is watched.  An SQPOLL thread or a worker ("iou-sqp-PID") submits for its
+ * process: it is watched by the process's name, which comm gets (NUL-padded, as the names' map keys are). */
+static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM_SIZE]) {
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+        if (BPF_CORE_READ(task, flags) & PF_IO_WORKER)
+                BPF_CORE_READ_STR_INTO((char(*)[GLOB_COMM_SIZE]) comm, task, group_leader, comm);
+        else
+                bpf_get_current_comm(comm, GLOB_COMM_SIZE);
+        return watched_as(l, thread_state(), comm);
+}
+
+/* A submit record of the current thread: the common fields (a program may not read them, nor copy the
+ * record whole: each field, as the kernel wrote it), the request, and who submitted it. */
+static __always_inline void uring_submit_begin(struct uring_record *r, __u64 ring, __u64 req, __u64 user_data,
+                                               __u8 opcode, const char *comm, __u64 id) {
+        put_common(r->raw, uring_submit_tp_id);
+        r->submit.ctx = ring;
+        r->submit.req = req;
+        r->submit.user_data = user_data;
+        r->submit.opcode = opcode;
+        r->u.magic = CAPTURE_URING_MAGIC;
+        r->u.pid = (__u32) (id >> 32);
+        r->u.tid = (__u32) id;
+        __builtin_memcpy(r->u.comm, comm, sizeof(r->u.comm));
+}
+
 SEC("tracepoint/io_uring/io_uring_submit_req")
 int uring_submit(struct uring_submit_ctx *ctx) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
-        char comm[GLOB_COMM_SIZE] = {}; /* NUL-padded, as the names' map keys are */
-        /* an SQPOLL thread or a worker ("iou-sqp-PID") submits for its process: watched by the process's name */
-        if (BPF_CORE_READ(task, flags) & PF_IO_WORKER)
-                BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
-        else
-                bpf_get_current_comm(comm, sizeof(comm));
-        if (!watched_as(&l, thread_state(), comm))
+        char comm[GLOB_COMM_SIZE] = {};
+        if (!uring_watched(&l, comm))
                 return NEUTRAL;
         __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = (__u32) (id >> 32);
@@ -1319,19 +1339,10 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
-        /* a program may not read the common fields, nor copy the record whole: each field, as the kernel wrote it */
-        put_common(r.raw, uring_submit_tp_id);
-        r.submit.ctx = ctx->ctx;
-        r.submit.req = ctx->req;
-        r.submit.user_data = ctx->user_data;
-        r.submit.opcode = ctx->opcode;
+        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, id);
         r.submit.flags = ctx->flags;
         r.submit.sq_thread = ctx->sq_thread;
         struct capture_uring *u = &r.u;
-        u->magic = CAPTURE_URING_MAGIC;
-        u->pid = tgid;
-        u->tid = (__u32) id;
-        __builtin_memcpy(u->comm, comm, sizeof(u->comm));
         if (note) {
                 u->flags = CAPTURE_URING_F_NOTE;
                 output(ctx, &r, sizeof(r));
@@ -1358,6 +1369,14 @@ int uring_submit(struct uring_submit_ctx *ctx) {
         return NEUTRAL;
 }
 
+/* Who posted a completion (any task: the owner, an io worker, a kernel worker), for the ring's owner. */
+static __always_inline void uring_completer(struct capture_uring *u, __u32 owner) {
+        u->magic = CAPTURE_URING_MAGIC;
+        u->pid = owner;
+        u->tid = (__u32) bpf_get_current_pid_tgid();
+        bpf_get_current_comm(u->comm, sizeof(u->comm));
+}
+
 SEC("tracepoint/io_uring/io_uring_complete")
 int uring_complete(struct uring_complete_ctx *ctx) {
         __u64 ring = ctx->ctx;
@@ -1372,10 +1391,7 @@ int uring_complete(struct uring_complete_ctx *ctx) {
         r.complete.user_data = ctx->user_data;
         r.complete.res = ctx->res;
         r.complete.cflags = ctx->cflags;
-        r.u.magic = CAPTURE_URING_MAGIC;
-        r.u.pid = *owner;
-        r.u.tid = (__u32) bpf_get_current_pid_tgid();
-        bpf_get_current_comm(r.u.comm, sizeof(r.u.comm));
+        uring_completer(&r.u, *owner);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -1410,30 +1426,15 @@ _Static_assert(sizeof(struct uring_failed_ctx) == 96, "io_uring_req_failed's lay
 SEC("tracepoint/io_uring/io_uring_req_failed")
 int uring_failed(struct uring_failed_ctx *ctx) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
         char comm[GLOB_COMM_SIZE] = {};
-        if (BPF_CORE_READ(task, flags) & PF_IO_WORKER)
-                BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
-        else
-                bpf_get_current_comm(comm, sizeof(comm));
-        if (!watched_as(&l, thread_state(), comm))
+        if (!uring_watched(&l, comm) || !uring_traced())
                 return NEUTRAL;
         __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = (__u32) (id >> 32);
-        if (!uring_traced())
-                return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
-        put_common(r.raw, uring_submit_tp_id);
-        r.submit.ctx = ctx->ctx;
-        r.submit.req = ctx->req;
-        r.submit.user_data = ctx->user_data;
-        r.submit.opcode = ctx->opcode;
+        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, id);
         struct capture_uring *u = &r.u;
-        u->magic = CAPTURE_URING_MAGIC;
-        u->pid = tgid;
-        u->tid = (__u32) id;
-        __builtin_memcpy(u->comm, comm, sizeof(u->comm));
         u->flags = CAPTURE_URING_F_FAILED | CAPTURE_URING_F_DETAILS;
         if (ctx->flags & IOSQE_FIXED_FILE)
                 u->flags |= CAPTURE_URING_F_FIXED_FILE;
@@ -1475,10 +1476,7 @@ int uring_overflow(struct uring_overflow_ctx *ctx) {
         r.raw.res = ctx->res;
         r.raw.cflags = ctx->cflags;
         r.raw.ocqe = ctx->ocqe;
-        r.u.magic = CAPTURE_URING_MAGIC;
-        r.u.pid = *owner;
-        r.u.tid = (__u32) bpf_get_current_pid_tgid();
-        bpf_get_current_comm(r.u.comm, sizeof(r.u.comm));
+        uring_completer(&r.u, *owner);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }

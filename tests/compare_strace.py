@@ -58,33 +58,32 @@ class Parser:
             return int(tok, 0)
         return tok
 
-    def seq(self, open_, close):
-        assert self.s[self.i] == open_
+    def items(self, close, item):
+        """item() until the closing character, the commas between them skipped."""
         self.i += 1
-        out = []
         self.skip()
         while self.s[self.i] != close:
-            out.append(self.value())
+            item()
             self.skip()
             if self.s[self.i] == ',':
                 self.i += 1
             self.skip()
         self.i += 1
+
+    def seq(self, open_, close):
+        assert self.s[self.i] == open_
+        out = []
+        self.items(close, lambda: out.append(self.value()))
         return out
 
     def struct(self):
-        self.i += 1
         out = {}
-        self.skip()
-        while self.s[self.i] != '}':
+
+        def member():
             m = re.compile(r'(\w+)=').match(self.s, self.i)
             self.i = m.end()
             out[m.group(1)] = self.value()
-            self.skip()
-            if self.s[self.i] == ',':
-                self.i += 1
-            self.skip()
-        self.i += 1
+        self.items('}', member)
         return out
 
 

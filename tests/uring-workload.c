@@ -114,6 +114,18 @@ static void overflow(void) {
         io_uring_queue_exit(&small);
 }
 
+/* A new pipe, and the name /proc gives its read end. */
+static void new_pipe(int fds[2], char path[64]) {
+        char link[32];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                die("pipe2", errno);
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[0]);
+        ssize_t n = readlink(link, path, 63);
+        if (n < 0)
+                die("readlink", errno);
+        path[n] = 0;
+}
+
 static char *path_in(const char *dir, const char *name) {
         char *p;
         if (asprintf(&p, "%s/%s", dir, name) < 0)
@@ -230,14 +242,8 @@ int main(int argc, char **argv) {
         reap(&ring, 2);
         /* poll on a pipe, completed by a write to it */
         int pipe_fds[2];
-        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-                die("pipe2", errno);
-        char pipe_path[64], link[32];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", pipe_fds[0]);
-        ssize_t n = readlink(link, pipe_path, sizeof(pipe_path) - 1);
-        if (n < 0)
-                die("readlink", errno);
-        pipe_path[n] = 0;
+        char pipe_path[64];
+        new_pipe(pipe_fds, pipe_path);
         sqe = sqe_for(&ring, "poll", pipe_fds[0], false, pipe_path, 0, 0);
         io_uring_prep_poll_add(sqe, pipe_fds[0], POLLIN);
         tag(sqe);
@@ -263,13 +269,8 @@ int main(int argc, char **argv) {
         reap(&ring, 2);
         /* multishot: a poll that completes at each write to a new pipe, until it is removed */
         int mpipe[2];
-        if (pipe2(mpipe, O_CLOEXEC) < 0)
-                die("pipe2", errno);
         char mpath[64];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", mpipe[0]);
-        if ((n = readlink(link, mpath, sizeof(mpath) - 1)) < 0)
-                die("readlink", errno);
-        mpath[n] = 0;
+        new_pipe(mpipe, mpath);
         sqe = sqe_for(&ring, "poll", mpipe[0], false, mpath, 0, 0);
         io_uring_prep_poll_multishot(sqe, mpipe[0], POLLIN);
         uint64_t multishot = 0x7700000000ull + n_wants;
@@ -296,12 +297,7 @@ int main(int argc, char **argv) {
         overflow();
         /* in flight at the end: a poll on a new pipe nobody writes.  With --hold the process is killed: it ends
          * with it; else the ring is torn down, and the kernel cancels it */
-        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-                die("pipe2", errno);
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", pipe_fds[0]);
-        if ((n = readlink(link, pipe_path, sizeof(pipe_path) - 1)) < 0)
-                die("readlink", errno);
-        pipe_path[n] = 0;
+        new_pipe(pipe_fds, pipe_path);
         sqe = sqe_for(&ring, "poll", pipe_fds[0], false, pipe_path, 0, 0);
         io_uring_prep_poll_add(sqe, pipe_fds[0], POLLIN);
         tag(sqe);
