@@ -315,7 +315,7 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 .pid = u.pid, .tid = u.tid, .comm = c ? c->comm : NULL, .ring = u.ring, .req = u.req,
                 .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
                 .nbytes_known = details && !vectored, .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
-                .no_file = !uring_op_has_file(u.opcode),
+                .no_file = !c || !uring_op_has_file(u.opcode), /* without the capture's part, no fd read */
                 .failed = c && (c->flags & CAPTURE_URING_F_FAILED),
                 .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0, .len = c ? c->len : 0,
                 .rw_flags = c && opcode < URING_OPCODE_BASE && !vectored && opcode != IOCB_CMD_FSYNC &&
