@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -120,9 +121,31 @@ static void file_remember(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino,
         *f = (struct fdpath_file) { .mnt_id = mnt_id, .ino = ino, .path = path_str_ref(p) };
 }
 
-static struct path_str *file_path(struct fdpath_cache *c, const struct capture_file *captured) {
-        struct fdpath_file *f = file_slot(c, captured->mnt_id, captured->ino);
-        return f->path && f->mnt_id == captured->mnt_id && f->ino == captured->ino ? f->path : NULL;
+/* Whether the path names the file of inode ino still.  An inode number is unique only among the files that
+ * exist: one deleted (a log file replaced at start) may come back as another file's, and a path remembered
+ * for it would then name the wrong file.  Looked at as the process sees it (its root), or, the process gone,
+ * as the daemon does; a path that is not a file's (pipe:[N], anon_inode:...) is taken as it is. */
+static bool still_names(const struct fdpath_cache *c, uint32_t pid, const struct path_str *p, uint64_t ino) {
+        if (p->s[0] != '/')
+                return true;
+        char at[4200];
+        struct stat st;
+        snprintf(at, sizeof(at), "%s/%u/root%s", c->proc_root, pid, p->s);
+        if (stat(at, &st) == 0)
+                return st.st_ino == ino;
+        return stat(p->s, &st) == 0 && st.st_ino == ino;
+}
+
+/* A cached answer, checked at most once a generation (a drain): fresh from /proc in this one, or still naming
+ * its inode. */
+static bool answer_holds(const struct fdpath_cache *c, uint32_t pid, const struct path_str *p, uint64_t ino,
+                         uint64_t checked, uint64_t *verified, uint64_t generation) {
+        if (checked == generation || *verified == generation + 1)
+                return true;
+        if (!still_names(c, pid, p, ino))
+                return false;
+        *verified = generation + 1;
+        return true;
 }
 
 static enum path_state state_of_error(int r) {
@@ -135,16 +158,20 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         bool same_fd = e->pid == pid && e->fd == fd;
         bool same_file = same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino;
         /* A failed lookup keeps the identity it was for, and no path: never an answer on its own. */
-        if (same_file && e->path) {
+        if (same_file && e->path && answer_holds(c, pid, e->path, e->ino, e->checked, &e->verified, generation)) {
                 *ret_path = path_str_ref(e->path);
                 *ret_state = PATH_OK;
                 return;
         }
-        struct path_str *known = captured ? file_path(c, captured) : NULL;
-        if (known) {
-                *ret_path = path_str_ref(known);
-                *ret_state = PATH_OK;
-                return;
+        struct fdpath_file *f = captured ? file_slot(c, captured->mnt_id, captured->ino) : NULL;
+        if (f && f->path && f->mnt_id == captured->mnt_id && f->ino == captured->ino) {
+                if (answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation)) {
+                        *ret_path = path_str_ref(f->path);
+                        *ret_state = PATH_OK;
+                        return;
+                }
+                path_str_unref(f->path); /* another file's by now */
+                *f = (struct fdpath_file) {};
         }
         if (same_fd && !e->path && e->checked == generation && (!captured || same_file)) {
                 /* failed already in this drain: /proc will not say otherwise so soon */

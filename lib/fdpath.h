@@ -38,6 +38,7 @@ struct fdpath_entry {
         uint32_t mnt_id;
         uint64_t ino;
         uint64_t checked; /* the generation it was last looked up in */
+        uint64_t verified; /* 1 + the generation its path was last seen to name its inode still; 0: never */
         struct path_str *path; /* NULL: the lookup failed, as `failed` says (kept for that generation only) */
         enum path_state failed;
 };
@@ -47,6 +48,7 @@ struct fdpath_file {
         uint32_t mnt_id;
         uint64_t ino;
         struct path_str *path; /* NULL: empty */
+        uint64_t verified;     /* as fdpath_entry's */
 };
 
 /* (pid, fd) -> the path /proc/PID/fd/FD names, with the (mnt_id, ino) of the file it was for; and (mnt_id, ino)

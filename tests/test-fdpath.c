@@ -202,6 +202,32 @@ int main(void) {
         path_str_unref(p);
         close(fd);
 
+        CASE("a remembered path that no longer names its file is not an answer");
+        /* e.whatever is opened and found; renamed, closed: a request on a closed fd for its identity must not
+         * get the old name (an inode number freed and taken by another file would get it just the same) */
+        char path_e[4200], path_e2[4200];
+        const int fd_e = 83;
+        struct capture_file during_e = opened_unseen(dir, "e.dat", fd_e, path_e);
+        fdpath_lookup(&c, pid, fd_e, &during_e, 20, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_e);
+        path_str_unref(p);
+        snprintf(path_e2, sizeof(path_e2), "%s/e2.dat", dir);
+        CHECK_EQ(rename(path_e, path_e2), 0);
+        close(fd_e);
+        fdpath_lookup(&c, pid, fd_e + 1, &during_e, 21, &p, &st);
+        CHECK(st != PATH_OK);
+        CHECK(p == NULL);
+        path_str_unref(p);
+        /* in the generation it was found in, the answer holds (no check each request) */
+        CHECK_EQ(open_at(dir, "e2.dat", fd_e), fd_e);
+        fdpath_lookup(&c, pid, fd_e, &during_e, 22, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_e2);
+        path_str_unref(p);
+        close(fd_e);
+        unlink(path_e2);
+
         fdpath_cache_done(&c);
         unlink(path_a);
         unlink(path_b);
