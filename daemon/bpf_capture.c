@@ -198,7 +198,8 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
         }
         int r = capture__load(c->skel);
         if (r < 0) {
-                if ((r == -EPERM || r == -EACCES) && !libbpf_last[0])
+                /* EACCES is also the verifier's refusal: libbpf's message then says which program */
+                if (r == -EPERM || (r == -EACCES && !libbpf_last[0]))
                         snprintf(error, error_size,
                                  "loading the BPF programs: %s (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; a "
                                  "seccomp filter must allow bpf())",
@@ -245,7 +246,7 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
         if (!with_uring)
                 snprintf(c->uring_off, sizeof(c->uring_off), "the kernel has no io_uring tracepoints");
         r = load(c, t, max_items, with_uring, error, error_size);
-        if (r < 0 && with_uring && r != -EPERM && r != -EACCES) {
+        if (r < 0 && with_uring && r != -EPERM) {
                 /* io_uring's programs read the kernel's own structures: without them AIO is still traced */
                 snprintf(c->uring_off, sizeof(c->uring_off), "%s", error);
                 r = load(c, t, max_items, false, error, error_size);
