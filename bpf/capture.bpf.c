@@ -557,7 +557,19 @@ static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct t
 static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_ctx *l);
 static __always_inline void ring_reaped_by_call(__u64 ctx);
 
+/* io_uring's calls are written only when asked for (records = "syscalls"): they are many, and the requests
+ * say what they did. */
+static __always_inline int call_wanted(int sc) {
+        if (sc < AIO_URING_SYSCALL_FIRST)
+                return 1;
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        return w && w->uring_calls;
+}
+
 static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
+        if (!call_wanted(sc))
+                return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         if (ts) {
@@ -874,6 +886,8 @@ static __always_inline int args_at_exit(__u64 *args) {
 }
 
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
+        if (!call_wanted(sc))
+                return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         struct scratch *s = record_begin(&l, ts);
@@ -1013,12 +1027,16 @@ ENTER(io_submit, AIO_IO_SUBMIT, 3)
 ENTER(io_cancel, AIO_IO_CANCEL, 3)
 ENTER(io_getevents, AIO_IO_GETEVENTS, 5)
 ENTER(io_pgetevents, AIO_IO_PGETEVENTS, 6)
+ENTER(io_uring_setup, AIO_IO_URING_SETUP, 2)
+ENTER(io_uring_enter, AIO_IO_URING_ENTER, 6)
 EXIT(io_setup, AIO_IO_SETUP)
 EXIT(io_submit, AIO_IO_SUBMIT)
 EXIT(io_cancel, AIO_IO_CANCEL)
 EXIT(io_getevents, AIO_IO_GETEVENTS)
 EXIT(io_pgetevents, AIO_IO_PGETEVENTS)
 EXIT(io_destroy, AIO_IO_DESTROY) /* nothing of memory: a capture with no segment */
+EXIT(io_uring_setup, AIO_IO_URING_SETUP)
+EXIT(io_uring_enter, AIO_IO_URING_ENTER)
 
 /* The end of a watched process: sched_process_exit of its last thread (group_dead), and sched_process_exec (its
  * AIO contexts go with its old memory).  Written as the kernel would have written them, for the same reason as

@@ -34,8 +34,13 @@ enum aio_syscall {
         AIO_IO_CANCEL,
         AIO_IO_GETEVENTS,
         AIO_IO_PGETEVENTS,
+        /* io_uring's calls: records of their own only with records = "syscalls" (capture_watch.uring_calls), and
+         * skipped where the kernel has no io_uring */
+        AIO_IO_URING_SETUP,
+        AIO_IO_URING_ENTER,
         _AIO_SYSCALL_MAX,
 };
+#define AIO_URING_SYSCALL_FIRST AIO_IO_URING_SETUP
 
 #define AIO_ARGS_MAX 6
 
@@ -251,6 +256,8 @@ struct capture_watch {
         capture_u32 set; /* 0 or 1: the maps' keys in force */
         capture_u32 n_names;
         capture_u32 uring; /* io_uring's requests are traced; 0: a watched process's are only noted, once */
+        capture_u32 uring_calls; /* io_uring_setup and io_uring_enter are written too */
+        capture_u32 reserved;
         capture_u64 bits;                      /* every entry's */
         capture_u64 need[_CAPTURE_CLASS_MAX];  /* the entries with a key of the class */
         capture_u64 follow;                    /* the entries that follow children */

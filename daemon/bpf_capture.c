@@ -508,7 +508,9 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
         uint32_t old_set = c->set, set = c->generation ? !c->set : 0;
         drop_sets(c, set); /* what a failed reload may have left */
         struct capture_watch w = { .all = cfg->n_watch == 0, .generation = c->generation + 1, .set = set,
-                                   .uring = cfg->io_uring, .bits = plan.all, .follow = plan.follow };
+                                   .uring = cfg->io_uring,
+                                   .uring_calls = cfg->io_uring && (cfg->records & RECORD_SYSCALLS),
+                                   .bits = plan.all, .follow = plan.follow };
         memcpy(w.need, plan.need, sizeof(w.need));
         char cg_root[4096];
         bool have_cg_root = cgroup2_mount_point("/proc/self/mountinfo", cg_root, sizeof(cg_root)) == 0;

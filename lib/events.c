@@ -146,12 +146,18 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
         int r = 0;
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX && r >= 0; s++) {
                 char name[40];
+                size_t before = t->n_events;
                 snprintf(name, sizeof(name), "sys_enter_%s", aio_syscall_name(s));
                 r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_ENTER, s, error, error_size);
-                if (r < 0)
-                        break;
-                snprintf(name, sizeof(name), "sys_exit_%s", aio_syscall_name(s));
-                r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
+                if (r >= 0) {
+                        snprintf(name, sizeof(name), "sys_exit_%s", aio_syscall_name(s));
+                        r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
+                }
+                /* io_uring's calls are traced where the kernel has them */
+                if (r == -ENOENT && s >= AIO_URING_SYSCALL_FIRST) {
+                        t->n_events = before;
+                        r = 0;
+                }
         }
         if (r >= 0) {
                 /* Before Linux 6.? the exit of a thread does not say whether it ended its process: without
@@ -188,11 +194,12 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
                 return r;
         }
 
-        /* Syscall tracepoint ids are allocated together at boot: a direct table covers them; anything else
-         * (the sched events) is looked up linearly. */
+        /* The AIO syscalls' tracepoint ids are allocated together at boot: a direct table covers them; anything
+         * else (io_uring's, the sched events) is looked up linearly. */
         t->min_id = t->max_id = t->events[0].tp_id;
         for (size_t i = 1; i < t->n_events; i++)
-                if (t->events[i].kind == EVENT_SYS_ENTER || t->events[i].kind == EVENT_SYS_EXIT) {
+                if ((t->events[i].kind == EVENT_SYS_ENTER || t->events[i].kind == EVENT_SYS_EXIT) &&
+                    t->events[i].syscall < AIO_URING_SYSCALL_FIRST) {
                         t->min_id = MIN(t->min_id, t->events[i].tp_id);
                         t->max_id = MAX(t->max_id, t->events[i].tp_id);
                 }

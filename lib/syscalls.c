@@ -32,6 +32,18 @@ static const struct syscall_desc syscalls[_AIO_SYSCALL_MAX] = {
                                   ARG("timeout", "TIMEOUT", "timeout_addr", ARG_PTR, false),
                                   ARG("usig", "USIG", "usig_addr", ARG_PTR, false) },
                                 AUX_TIMEOUT, 4 },
+        [AIO_IO_URING_SETUP] = { WORD("io_uring_setup"), 2,
+                                 { ARG("entries", "ENTRIES", "entries", ARG_U32, true),
+                                   ARG("params", "PARAMS", "params", ARG_PTR, false) },
+                                 AUX_NONE, 0 },
+        [AIO_IO_URING_ENTER] = { WORD("io_uring_enter"), 6,
+                                 { ARG("fd", "RING_FD", "ring_fd", ARG_U32, true),
+                                   ARG("to_submit", "TO_SUBMIT", "to_submit", ARG_U32, true),
+                                   ARG("min_complete", "MIN_COMPLETE", "min_complete", ARG_U32, true),
+                                   ARG("flags", "ENTER_FLAGS", "enter_flags", ARG_PTR, true),
+                                   ARG("argp", "ARGP", "argp", ARG_PTR, false),
+                                   ARG("argsz", "ARGSZ", "argsz", ARG_S64, false) },
+                                 AUX_NONE, 0 },
 };
 
 static const struct syscall_desc unknown_syscall = { WORD("?"), 0, {}, AUX_NONE, 0 };
