@@ -1029,6 +1029,7 @@ ENTER(io_getevents, AIO_IO_GETEVENTS, 5)
 ENTER(io_pgetevents, AIO_IO_PGETEVENTS, 6)
 ENTER(io_uring_setup, AIO_IO_URING_SETUP, 2)
 ENTER(io_uring_enter, AIO_IO_URING_ENTER, 6)
+ENTER(io_uring_register, AIO_IO_URING_REGISTER, 4)
 EXIT(io_setup, AIO_IO_SETUP)
 EXIT(io_submit, AIO_IO_SUBMIT)
 EXIT(io_cancel, AIO_IO_CANCEL)
@@ -1037,6 +1038,7 @@ EXIT(io_pgetevents, AIO_IO_PGETEVENTS)
 EXIT(io_destroy, AIO_IO_DESTROY) /* nothing of memory: a capture with no segment */
 EXIT(io_uring_setup, AIO_IO_URING_SETUP)
 EXIT(io_uring_enter, AIO_IO_URING_ENTER)
+EXIT(io_uring_register, AIO_IO_URING_REGISTER)
 
 /* The end of a watched process: sched_process_exit of its last thread (group_dead), and sched_process_exec (its
  * AIO contexts go with its old memory).  Written as the kernel would have written them, for the same reason as

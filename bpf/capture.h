@@ -38,6 +38,7 @@ enum aio_syscall {
          * skipped where the kernel has no io_uring */
         AIO_IO_URING_SETUP,
         AIO_IO_URING_ENTER,
+        AIO_IO_URING_REGISTER,
         _AIO_SYSCALL_MAX,
 };
 #define AIO_URING_SYSCALL_FIRST AIO_IO_URING_SETUP
@@ -256,7 +257,7 @@ struct capture_watch {
         capture_u32 set; /* 0 or 1: the maps' keys in force */
         capture_u32 n_names;
         capture_u32 uring; /* io_uring's requests are traced; 0: a watched process's are only noted, once */
-        capture_u32 uring_calls; /* io_uring_setup and io_uring_enter are written too */
+        capture_u32 uring_calls; /* io_uring_setup, _enter and _register are written too */
         capture_u32 reserved;
         capture_u64 bits;                      /* every entry's */
         capture_u64 need[_CAPTURE_CLASS_MAX];  /* the entries with a key of the class */

@@ -44,6 +44,12 @@ static const struct syscall_desc syscalls[_AIO_SYSCALL_MAX] = {
                                    ARG("argp", "ARGP", "argp", ARG_PTR, false),
                                    ARG("argsz", "ARGSZ", "argsz", ARG_S64, false) },
                                  AUX_NONE, 0 },
+        [AIO_IO_URING_REGISTER] = { WORD("io_uring_register"), 4,
+                                    { ARG("fd", "RING_FD", "ring_fd", ARG_U32, true),
+                                      ARG("opcode", "REGISTER_OP", "register_op", ARG_U32, true),
+                                      ARG("arg", "ARG", "arg", ARG_PTR, false),
+                                      ARG("nr_args", "NR_ARGS", "nr_args", ARG_U32, true) },
+                                    AUX_NONE, 0 },
 };
 
 static const struct syscall_desc unknown_syscall = { WORD("?"), 0, {}, AUX_NONE, 0 };

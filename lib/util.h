@@ -20,7 +20,7 @@
 
 /* A short name from one of aiotraced's tables, with its length: formatters copy it without a strlen.  WORD()
  * refuses to compile a name too long to keep its NUL. */
-#define WORD_SIZE 16
+#define WORD_SIZE 24
 struct word {
         char s[WORD_SIZE - 1];
         uint8_t len;

@@ -185,6 +185,11 @@ def compare_call(t, where, a, s, paths):
         t.eq(f'{where} to_submit', a['to_submit'], args[1])
         t.eq(f'{where} min_complete', a['min_complete'], args[2])
         t.eq(f'{where} enter_flags', num(a['enter_flags']), args[3])
+    elif name == 'io_uring_register':
+        fd = args[0]
+        t.eq(f'{where} ring_fd', a['ring_fd'], fd[1] if isinstance(fd, tuple) else fd)
+        t.eq(f'{where} register_op', a['register_op'], args[1])
+        t.eq(f'{where} nr_args', a['nr_args'], args[3])
 
 
 def compare_uring(trace, straced, datadir):

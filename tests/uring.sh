@@ -56,11 +56,11 @@ stop_daemon "$T/kill.json"
 compare "$T/kill.json" "$T/kill.truth"
 
 if command -v strace >/dev/null; then
-        echo "== records = \"syscalls\": io_uring_setup and io_uring_enter decoded, as strace -f decodes them"
+        echo "== records = \"syscalls\": io_uring_setup, _enter and _register decoded, as strace -f decodes them"
         write_config "$T/calls.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' 'drain_interval_ms = 5;' \
                 'records = [ "syscalls", "requests", "summary" ];' 'output = { format = "json"; };'
         start_daemon_json "$T/calls.conf" "$T/calls.json"
-        strace -f -ff -X raw -e trace=io_uring_setup,io_uring_enter -o "$T/calls.st" \
+        strace -f -ff -X raw -e trace=io_uring_setup,io_uring_enter,io_uring_register -o "$T/calls.st" \
                 "$URING" --comm uring-w --dir "$T/w" --truth "$T/calls.truth" || fail "the workload failed"
         stop_daemon "$T/calls.json"
         "$PYTHON3" "$top_srcdir/tests/compare_strace.py" --trace "$T/calls.json" --strace "$T/calls.st" --calls-only ||
