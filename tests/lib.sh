@@ -63,15 +63,17 @@ start_daemon_to_file() { # CONF LOG ERR [ARGS...]: started on its config's file 
         fail "aiotraced did not start within 5 s"
 }
 
-hold_and_kill() { # COMM TRUTH: a workload with requests in flight, killed with SIGKILL while it holds them
-        coproc HOLD { exec "$WORKLOAD" --comm "$1" --hold --truth "$2" --dir "$T/w1"; }
+# COMM TRUTH [PROGRAM DIR]: a workload (the AIO one, in $T/w1, unless said) with requests in flight, killed with
+# SIGKILL while it holds them
+hold_and_kill() {
+        coproc HOLD { exec "${3:-$WORKLOAD}" --comm "$1" --hold --truth "$2" --dir "${4:-$T/w1}"; }
         local hold_pid=$HOLD_PID line
         read -r line <&"${HOLD[0]}"
         [ "$line" = holding ] || fail "hold workload did not start"
         sleep 0.2
         kill -9 "$hold_pid"
         wait "$hold_pid" 2>/dev/null
-        sleep 0.1
+        sleep 0.2
 }
 
 # JSON on standard output: the started line is a JSON object's message.

@@ -44,14 +44,7 @@ echo "== killed with a request in flight: it ends with the process, and nothing 
 write_config "$T/kill.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
         'drain_interval_ms = 5;' 'records = [ "requests", "summary" ];' 'output = { format = "json"; };'
 start_daemon_json "$T/kill.conf" "$T/kill.json"
-coproc HOLD { exec "$URING" --comm uring-w --dir "$T/w" --truth "$T/kill.truth" --hold; }
-hold_pid=$HOLD_PID
-read -r line <&"${HOLD[0]}"
-[ "$line" = holding ] || fail "the workload did not hold"
-sleep 0.2
-kill -9 "$hold_pid"
-wait "$hold_pid" 2>/dev/null
-sleep 0.2
+hold_and_kill uring-w "$T/kill.truth" "$URING" "$T/w"
 stop_daemon "$T/kill.json"
 compare "$T/kill.json" "$T/kill.truth"
 
