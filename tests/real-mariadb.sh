@@ -42,7 +42,7 @@ EOF
         local sb=(--mysql-socket="$DB/sock" --mysql-user=root --tables=8 --table-size=2000)
         write_config "$T/$mode.conf" 'capture = "bpf";' 'watch = ( { exe = "/usr/sbin/mariadbd"; } );' \
                 'records = [ "syscalls", "requests", "summary" ];' 'summary_by = [ "process", "file" ];' \
-                'summary_files = 5;' 'ring_pages = 1024;' 'output = { format = "json"; };'
+                'summary_files = 5;' 'ring_pages = 1024;' 'drain_interval_ms = 5;' 'output = { format = "json"; };'
         start_daemon_json "$T/$mode.conf" "$T/$mode.json"
         # only the traced calls stop the program (seccomp), so that strace slows it no more than it must
         strace -f -ff -y --seccomp-bpf -e trace="$syscalls" -e verbose=all -e abbrev=none -X raw -o "$T/$mode.st" \
