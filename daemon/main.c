@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include "fileio.h"
 #include "metrics.h"
 #include "perf.h"
+#include "safefile.h"
 #include "sink.h"
 #include "tracefs.h"
 #include "util.h"
@@ -84,7 +86,7 @@ struct daemon {
         uint64_t follow_failed;
         struct dump *dump;
         struct metrics *metrics;   /* counted always: a reload that sets metrics.path shows them from the start */
-        bool metrics_failing;      /* the last write of metrics.path failed: said once, and when it works again */
+        bool metrics_failing;      /* the last write of metrics.path failed: said when it works again */
         uint64_t dropped_by_closed; /* entries the outputs a reload replaced could not write */
         struct rusage ready_usage; /* when tracing began: what starting cost is not what tracing costs */
         bool traced;               /* the loop ran: there is a report to make */
@@ -491,7 +493,8 @@ static void on_summary(void *userdata, const struct proc_summary *sum) {
         metrics_add_summary(d->metrics, sum);
 }
 
-/* metrics.path, whole: the programs' counts so far and the daemon's own. */
+/* metrics.path, whole: the programs' counts so far and the daemon's own.  Said at each interval while it fails:
+ * node_exporter serves the old file meanwhile, or none. */
 static void write_metrics(struct daemon *d) {
         const char *path = d->config->metrics.path;
         if (!path[0])
@@ -505,13 +508,30 @@ static void write_metrics(struct daemon *d) {
         metrics_set_in_flight(d->metrics, &d->engine.tracker);
         _cleanup_(outbuf_free) struct outbuf b = {};
         metrics_format(d->metrics, &md, &b);
-        int r = b.failed ? -ENOMEM : metrics_write_file(path, b.data, b.len);
-        if (r < 0 && !d->metrics_failing)
-                emit_event(d, INFO_NOTE, LOG_WARNING, "metrics.path %s cannot be written: %s; tried again every "
-                           "summary_interval", path, strerror(-r));
-        else if (r >= 0 && d->metrics_failing)
+        gid_t gid = d->config->metrics.gid;
+        int r = b.failed ? -ENOMEM : file_replace(path, b.data, b.len, d->config->metrics.mode, gid);
+        if (r < 0) {
+                char group[64] = "";
+                if (r == -EPERM && gid != (gid_t) -1)
+                        snprintf(group, sizeof(group), " (giving it group %u)", (unsigned) gid);
+                /* ReadWritePaths= names the directory only if it was there when the unit started */
+                bool hint = getenv("INVOCATION_ID") && (r == -EROFS || r == -ENOENT);
+                emit_event(d, INFO_NOTE, LOG_WARNING, "metrics.path %s cannot be written: %s%s; tried again every "
+                           "summary_interval%s", path,
+                           r == -EXDEV ? "its directory is reached through a symbolic link that another user could "
+                                         "have made" : strerror(-r), group,
+                           hint ? "; under the unit, a directory made after the start is writable only after "
+                                  "systemctl restart aiotraced" : "");
+        } else if (d->metrics_failing)
                 emit_info(d, "metrics.path %s is written again", path);
         d->metrics_failing = r < 0;
+}
+
+/* The series of a daemon that has stopped are not exported as if it ran (nor after the package is purged). */
+static void remove_metrics(struct daemon *d, const char *path) {
+        int r = path[0] ? file_remove_owned(path) : 0;
+        if (r < 0)
+                log_warning("metrics.path %s could not be removed: %s", path, strerror(-r));
 }
 
 static int start_engine(struct daemon *d, char *error, size_t error_size) {
@@ -614,14 +634,32 @@ static void boost_priority(const struct daemon *d) {
                             "fill sooner", boost, nice_now, strerror(errno));
 }
 
+/* The metrics file is given its group (metrics.group) after the privilege is dropped, which takes being in the
+ * group: joined here, with CAP_SETGID, while the daemon has it. */
+static void join_metrics_group(const struct daemon *d) {
+        gid_t gid = d->config->metrics.gid, groups[256];
+        if (gid == (gid_t) -1 || gid == getegid())
+                return;
+        int n = getgroups((int) ELEMENTSOF(groups) - 1, groups);
+        for (int i = 0; i < n; i++)
+                if (groups[i] == gid)
+                        return;
+        groups[MAX(n, 0)] = gid;
+        if (n < 0 || setgroups((size_t) n + 1, groups) < 0)
+                log_warning("metrics.group: cannot join group %u (%s): the metrics file will have root's group, "
+                            "which node_exporter may not read", (unsigned) gid, strerror(errno));
+}
+
 /* Everything tracing needs, opened with privilege, then the privilege dropped.  Returns an exit status. */
 static int setup(struct daemon *d) {
         char error[4096];
         int status = open_events(d, error, sizeof(error));
         if (status == EXIT_OK)
                 status = open_rings(d, error, sizeof(error));
-        if (status == EXIT_OK)
+        if (status == EXIT_OK) {
                 boost_priority(d);
+                join_metrics_group(d);
+        }
         if (status == EXIT_OK && drop_capabilities(error, sizeof(error)) < 0)
                 status = EXIT_RUNTIME;
         if (status == EXIT_OK && open_sink(d, &d->config->output, &d->sink, error, sizeof(error)) < 0)
@@ -723,6 +761,8 @@ static void reload(struct daemon *d) {
                 reload_output(d, nc);
         }
         bool new_tick = nc->drain_interval_ms != d->config->drain_interval_ms;
+        if (strcmp(nc->metrics.path, d->config->metrics.path) != 0)
+                remove_metrics(d, d->config->metrics.path);
         config_free(d->config);
         d->config = TAKE_PTR(nc);
         engine_reselect(&d->engine);
@@ -968,7 +1008,7 @@ static int run(struct daemon *d) {
                 engine_account_lost(&d->engine, i, produced);
         }
         engine_finish(&d->engine, now_ns());
-        write_metrics(d); /* the last summaries are in */
+        remove_metrics(d, d->config->metrics.path);
         return r;
 }
 

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libconfig.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -265,7 +266,7 @@ static int get_mode(const struct parse *p, const config_setting_t *s, const char
         if (*end || end == config_setting_get_string(s))
                 return fail(p, s, "%s must be octal, as \"0640\"", name);
         if (m > 0777 || (m & 0002))
-                return fail(p, s, "%s %04lo: a trace must not be writable by others", name, m);
+                return fail(p, s, "%s %04lo: what the daemon writes must not be writable by others", name, m);
         *ret = (unsigned) m;
         return 0;
 }
@@ -358,6 +359,9 @@ const struct config_key config_keys[] = {
         { "output.mode", KEY_MODE, FIELD(output.mode), .reload = RELOAD_OUTPUT },
         { "output.queue_kib", KEY_UINT, FIELD(output.queue_kib), 64, 1u << 20, .reload = RELOAD_OUTPUT },
         { "metrics.path", KEY_PATH, FIELD(metrics.path), .reload = RELOAD_LIVE },
+        { "metrics.mode", KEY_MODE, FIELD(metrics.mode), .reload = RELOAD_LIVE },
+        /* the daemon joins the group at start, while it may */
+        { "metrics.group", KEY_GROUP, FIELD(metrics.group), .reload = RELOAD_RESTART },
 };
 const size_t config_n_keys = ELEMENTSOF(config_keys);
 
@@ -370,6 +374,13 @@ static void store_uint(const struct config_key *k, struct config *c, uint64_t v)
                 _Static_assert(sizeof(enum capture_mode) == sizeof(unsigned), "enums are stored as unsigned");
                 memcpy(at, &u, sizeof(u));
         }
+}
+
+/* -1: no such group. */
+static gid_t group_gid(const char *name) {
+        struct group gr, *found = NULL;
+        char buf[4096];
+        return getgrnam_r(name, &gr, buf, sizeof(buf), &found) == 0 && found ? found->gr_gid : (gid_t) -1;
 }
 
 static int parse_key(const struct parse *p, const struct config_key *k, const config_setting_t *s, struct config *c) {
@@ -406,6 +417,15 @@ static int parse_key(const struct parse *p, const struct config_key *k, const co
                 const char *str = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
                 if (!str || str[0] != '/' || strlen(str) >= k->size)
                         return fail(p, s, "%s must be an absolute path (at most %zu bytes)", k->name, k->size - 1);
+                snprintf((char *) c + k->offset, k->size, "%s", str);
+                return 0;
+        }
+        case KEY_GROUP: {
+                const char *str = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
+                if (!str || !str[0] || strlen(str) >= k->size)
+                        return fail(p, s, "%s must be the name of a group (at most %zu bytes)", k->name, k->size - 1);
+                if (group_gid(str) == (gid_t) -1)
+                        return fail(p, s, "%s \"%s\": no such group on this host", k->name, str);
                 snprintf((char *) c + k->offset, k->size, "%s", str);
                 return 0;
         }
@@ -505,6 +525,7 @@ bool config_key_equal(const struct config_key *k, const struct config *a, const 
                 }
                 return true;
         case KEY_PATH:
+        case KEY_GROUP:
                 return strcmp((const char *) x, (const char *) y) == 0;
         default:
                 return memcmp(x, y, k->size) == 0;
@@ -553,6 +574,10 @@ void config_key_format(const struct config_key *k, const struct config *c, char 
         case KEY_PATH:
                 snprintf(buf, size, "\"%s\"", (const char *) at);
                 break;
+        case KEY_GROUP:
+                snprintf(buf, size, "\"%s\"", *(const char *) at ? (const char *) at : c->metrics.gid != (gid_t) -1
+                         ? METRICS_GROUP_DEFAULT : "root's");
+                break;
         }
 }
 
@@ -589,6 +614,11 @@ static int read_config_file(const struct parse *p, const char *path, char **ret)
         if (st.st_mode & S_IWOTH) {
                 snprintf(p->error, p->error_size, "%s: is writable by others (mode %04o): refused; chmod o-w it",
                          path, (unsigned) (st.st_mode & 07777));
+                return -EPERM;
+        }
+        if ((st.st_mode & S_IWGRP) && st.st_gid != 0) {
+                snprintf(p->error, p->error_size, "%s: is writable by group %u (mode %04o): refused; chmod g-w it",
+                         path, (unsigned) st.st_gid, (unsigned) (st.st_mode & 07777));
                 return -EPERM;
         }
         if (st.st_uid != 0 && st.st_uid != geteuid()) {
@@ -763,6 +793,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 .summary_files = 20,
                 .io_uring = true,
                 .output = { .format = OUTPUT_TEXT, .queue_kib = 16384, .max_size = 64ull << 20, .keep = 5, .mode = 0640 },
+                .metrics = { .mode = 0640 },
         };
 
         _cleanup_(freep) char *text = NULL;
@@ -782,6 +813,7 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
                 r = check_watch_limits(&p, config_lookup(&cfg, "watch"), c);
         if (r >= 0 && c->output.sink == SINK_FILE && !c->output.path[0])
                 r = fail(&p, config_lookup(&cfg, "output"), "output.sink = \"file\" needs output.path");
+        c->metrics.gid = group_gid(c->metrics.group[0] ? c->metrics.group : METRICS_GROUP_DEFAULT);
         config_destroy(&cfg);
         if (r < 0)
                 return r;

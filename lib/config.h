@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/aiotraced/aiotraced.conf"
+/* The group node_exporter runs as in Debian's package: the metrics file's, unless metrics.group says. */
+#define METRICS_GROUP_DEFAULT "prometheus"
 #define COMM_MAX 15 /* TASK_COMM_LEN - 1: what the kernel keeps of a command name */
 #define GLOB_MAX 63
 
@@ -112,6 +114,9 @@ struct config {
         struct output_config output;
         struct {
                 char path[4096]; /* Prometheus text, rewritten every summary_interval; "": none */
+                unsigned mode;
+                char group[33];  /* as given; "" when not given */
+                gid_t gid;       /* of group, or of "prometheus" when not given and there is one; else -1 */
         } metrics;
 };
 
@@ -131,6 +136,7 @@ enum config_key_type {
         KEY_ENUM,    /* a string, one of names[] (by value) */
         KEY_MODE,    /* a file mode, octal, never writable by others */
         KEY_PATH,    /* an absolute path */
+        KEY_GROUP,   /* the name of a group this host has */
 };
 
 /* One key of the config file: the one place that says how it is read, where it goes, its bounds and what a

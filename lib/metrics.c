@@ -251,22 +251,3 @@ void metrics_format(const struct metrics *m, const struct metrics_daemon *d, str
                    "Calls whose memory was not read, to keep up with the rings.", d->skipped_reads);
         put_daemon(b, "aiotraced_ring_memory_bytes", "gauge", "Memory of the rings, all CPUs.", d->ring_bytes);
 }
-
-int metrics_write_file(const char *path, const void *data, size_t len) {
-        char tmp[4200];
-        if ((size_t) snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-                return -ENAMETOOLONG;
-        /* not *.prom: node_exporter reads only those, so never a half-written file */
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-                return -errno;
-        size_t written;
-        int r = write_all(fd, data, len, &written);
-        if (close(fd) < 0 && r >= 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlink(tmp);
-        return r;
-}

@@ -62,5 +62,3 @@ void metrics_add_summary(struct metrics *m, const struct proc_summary *s);
 void metrics_set_in_flight(struct metrics *m, struct tracker *t);
 /* Everything, in the text exposition format. */
 void metrics_format(const struct metrics *m, const struct metrics_daemon *d, struct outbuf *b);
-/* data to path whole, or not at all: written beside it, then renamed over it.  0, or a negative errno. */
-int metrics_write_file(const char *path, const void *data, size_t len);

@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "format_json.h"
 #include "outbuf.h"
+#include "safefile.h"
 #include "util.h"
 
 #define FLUSH_AT (256u * 1024u)
@@ -32,32 +33,39 @@ struct sink_file {
         mode_t mode;
         struct line_format format;
         int fd;           /* -1: not open (failed; retried at the next flush) */
+        int dirfd;        /* the directory that holds it, while it is open: rotation happens there */
+        const char *name; /* in path: the file's name in dirfd */
         uint64_t size;    /* of the open file */
         struct outbuf buf, text, entry;
         uint64_t buffered;
         uint64_t pending_dropped; /* not yet reported in the file */
         uint64_t rotations;
         bool error_told;
-        pid_t holder; /* of the lock, when another process has the file */
+        bool rotation_told;
+        pid_t holder;     /* of the lock, when another process has the file */
+        struct stat found; /* what a refused open found there */
 };
 
-/* O_NOFOLLOW: a symlink planted at the path is refused (ELOOP), not followed; O_NONBLOCK: a FIFO there never
- * makes the open wait for a reader (it is refused, as anything but a regular file).  Locked for writing, so
- * that a second daemon given the same path does not write and rotate it too (-EBUSY, the holder in f). */
+/* The file as owned_file_open() takes it (never a symbolic link, a FIFO, another user's file or a hard link to
+ * another name), in its directory opened anew each time (a directory removed and made again is followed).
+ * Locked for writing, so that a second daemon given the same path does not write and rotate it too (-EBUSY,
+ * the holder in f). */
 static int file_open(struct sink_file *f) {
-        _cleanup_(closep) int fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                                        f->mode);
-        if (fd < 0)
-                return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without a reader */
+        _cleanup_(closep) int dirfd = -1, fd = -1;
+        int r = safe_dir_open(f->path, &dirfd, &f->name);
+        if (r < 0)
+                return r;
         struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        int r = lock_for_writing(fd, &f->holder);
+        r = owned_file_open(dirfd, f->name, f->mode, &fd, &st);
+        if (r < 0) {
+                f->found = st;
+                return r;
+        }
+        r = lock_for_writing(fd, &f->holder);
         if (r < 0)
                 return r;
         f->fd = TAKE_FD(fd);
+        f->dirfd = TAKE_FD(dirfd);
         f->size = (uint64_t) st.st_size;
         return 0;
 }
@@ -65,20 +73,38 @@ static int file_open(struct sink_file *f) {
 static void file_close(struct sink_file *f) {
         if (f->fd >= 0)
                 close(f->fd);
-        f->fd = -1;
+        if (f->dirfd >= 0)
+                close(f->dirfd);
+        f->fd = f->dirfd = -1;
 }
 
+static void tell_rotation_error(struct sink_file *f, const char *from, const char *to, int r) {
+        if (f->rotation_told)
+                return;
+        sink_say(&f->base, LOG_WARNING, "%s: rotation: cannot rename %s to %s: %s; the file grows past max_size "
+                 "until it can", f->path, from, to, strerror(-r));
+        f->rotation_told = true;
+}
+
+/* Inside the directory the file was opened in: whatever is done meanwhile to the path's other components. */
 static void rotate(struct sink_file *f) {
-        char from[4200], to[4200];
+        char from[NAME_MAX + 16], to[NAME_MAX + 16];
+        int dirfd = TAKE_FD(f->dirfd);
         file_close(f);
         for (unsigned n = f->keep; n > 1; n--) {
-                snprintf(from, sizeof(from), "%s.%u", f->path, n - 1);
-                snprintf(to, sizeof(to), "%s.%u", f->path, n);
-                (void) rename(from, to); /* ENOENT: not that many yet */
+                snprintf(from, sizeof(from), "%s.%u", f->name, n - 1);
+                snprintf(to, sizeof(to), "%s.%u", f->name, n);
+                if (renameat(dirfd, from, dirfd, to) < 0 && errno != ENOENT) /* ENOENT: not that many yet */
+                        tell_rotation_error(f, from, to, -errno);
         }
-        snprintf(to, sizeof(to), "%s.1", f->path);
-        (void) rename(f->path, to);
-        f->rotations++;
+        snprintf(to, sizeof(to), "%s.1", f->name);
+        if (renameat(dirfd, f->name, dirfd, to) < 0)
+                tell_rotation_error(f, f->name, to, -errno);
+        else {
+                f->rotations++;
+                f->rotation_told = false;
+        }
+        close(dirfd);
         (void) file_open(f);
 }
 
@@ -89,9 +115,10 @@ static void format_entry(struct sink_file *f, struct outbuf *b, const struct ent
 static void tell_error(struct sink_file *f, int r) {
         f->base.stats.last_error = r;
         if (!f->error_told) {
-                char name[16];
+                char name[16], why[160];
+                const char *refusal = owned_file_refusal(r, &f->found, why, sizeof(why));
                 sink_say(&f->base, LOG_WARNING, "%s: %s (%s); entries are counted as dropped until it works again",
-                         f->path, strerror(-r), errno_name(-r, name));
+                         f->path, refusal ? refusal : strerror(-r), errno_name(-r, name));
                 f->error_told = true;
         }
 }
@@ -215,51 +242,52 @@ static const struct sink_ops file_ops = {
         .reopen = file_reopen, .report = file_report,
 };
 
-static void explain(const char *path, int r, pid_t holder, char *error, size_t error_size) {
-        char who[64];
+static void explain(const char *path, int r, pid_t holder, const struct stat *found, char *error, size_t error_size) {
+        char who[64], why[160];
+        const char *refusal = owned_file_refusal(r, found, why, sizeof(why));
         if (r == -EBUSY)
                 describe_holder(holder, who, sizeof(who));
         snprintf(error, error_size, "output.path %s: %s%s", path,
-                 r == -ELOOP    ? "is a symbolic link, which is refused, not followed"
-                 : r == -EINVAL ? "is not a regular file"
-                 : r == -EBUSY  ? "is being written by "
-                                : strerror(-r),
+                 refusal       ? refusal
+                 : r == -EBUSY ? "is being written by "
+                               : strerror(-r),
                  r == -EBUSY ? who : "");
 }
 
 int sink_file_check(const struct output_config *o, char *error, size_t error_size) {
         if (o->sink != SINK_FILE)
                 return 0;
-        struct stat st;
-        if (lstat(o->path, &st) == 0) {
-                int r = S_ISLNK(st.st_mode) ? -ELOOP : !S_ISREG(st.st_mode) ? -EINVAL : 0;
-                if (r == 0 && access(o->path, W_OK) < 0)
+        _cleanup_(closep) int dirfd = -1;
+        const char *name;
+        struct stat st = {};
+        int r = safe_dir_open(o->path, &dirfd, &name);
+        if (r < 0) {
+                int dir_len = (int) (strrchr(o->path, '/') - o->path);
+                snprintf(error, error_size, "output.path %s: its directory %.*s%s", o->path, dir_len ? dir_len : 1,
+                         o->path, r == -ENOENT ? " does not exist"
+                                  : r == -EXDEV ? " is reached through a symbolic link that another user could have made"
+                                  : r == -ENOTDIR ? ": a component is not a directory"
+                                                : ": cannot be opened");
+                if (r != -ENOENT && r != -EXDEV && r != -ENOTDIR)
+                        snprintf(error + strlen(error), error_size - strlen(error), " (%s)", strerror(-r));
+                return r;
+        }
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                r = S_ISLNK(st.st_mode) ? -ELOOP : !S_ISREG(st.st_mode) ? -EINVAL : st.st_uid != geteuid() ? -EPERM
+                  : st.st_nlink > 1 ? -EMLINK : 0;
+                if (r == 0 && faccessat(dirfd, name, W_OK, 0) < 0)
                         r = -errno;
-                if (r < 0)
-                        explain(o->path, r, 0, error, error_size);
+        } else if (errno != ENOENT)
+                r = -errno;
+        else if (faccessat(dirfd, ".", W_OK | X_OK, 0) < 0) { /* not there yet: its directory must take it */
+                r = -errno;
+                snprintf(error, error_size, "output.path %s: its directory %.*s cannot take a new file: %s", o->path,
+                         (int) (name - o->path - 1), o->path, strerror(-r));
                 return r;
         }
-        if (errno != ENOENT) {
-                int r = -errno;
-                explain(o->path, r, 0, error, error_size);
-                return r;
-        }
-        /* not there yet: its directory must be, and take a new file */
-        char dir[4096];
-        snprintf(dir, sizeof(dir), "%s", o->path);
-        *strrchr(dir, '/') = 0;
-        if (!dir[0])
-                snprintf(dir, sizeof(dir), "/");
-        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) < 0) {
-                int r = errno ? -errno : -ENOTDIR;
-                if (r == -ENOENT)
-                        snprintf(error, error_size, "output.path %s: its directory %s does not exist", o->path, dir);
-                else
-                        snprintf(error, error_size, "output.path %s: its directory %s cannot take a new file: %s",
-                                 o->path, dir, strerror(-r));
-                return r;
-        }
-        return 0;
+        if (r < 0)
+                explain(o->path, r, 0, &st, error, error_size);
+        return r;
 }
 
 int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, struct sink **ret, char *error,
@@ -271,7 +299,7 @@ int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, st
                 .base.ops = &file_ops, .max_size = o->max_size, .keep = o->keep, .mode = (mode_t) o->mode,
                 .format = { .format = o->format, .json_message = o->json_message,
                             .max_iocbs_per_call = max_iocbs_per_call, .realtime_offset_ns = json_realtime_offset() },
-                .fd = -1,
+                .fd = -1, .dirfd = -1,
         };
         snprintf(f->path, sizeof(f->path), "%s", o->path);
         if (!outbuf_reserve(&f->buf, FLUSH_AT + 65536) || !outbuf_reserve(&f->text, 65536) ||
@@ -281,7 +309,7 @@ int sink_file_new(const struct output_config *o, unsigned max_iocbs_per_call, st
         }
         int r = file_open(f);
         if (r < 0) {
-                explain(f->path, r, f->holder, error, error_size);
+                explain(f->path, r, f->holder, &f->found, error, error_size);
                 file_destroy(f);
                 return r;
         }

@@ -261,4 +261,74 @@ echo "records read $records, not written to the dump: ${unwritten:-none said}"
 [ -n "$records" ] && [ "$records" -gt 0 ] && [ "${unwritten:-0}" = "$records" ] ||
         fail "--dump /dev/full: $records records read, ${unwritten:-none} said not written"
 
+echo "== 14. another user's file at the path (fs.protected_* off): refused with the reason, by --check-config and start"
+unprotect_fs
+chmod 755 "$T"
+pub=$T/pub # world-writable, sticky, as /tmp
+mkdir -m 1777 "$pub"
+as_nobody sh -c "umask 0; : >'$pub/theirs.log'"
+write_config "$T/theirs.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' \
+        "output = { sink = \"file\"; path = \"$pub/theirs.log\"; };"
+for check in --check-config ""; do
+        # shellcheck disable=SC2086
+        "$AIOTRACED" $check -c "$T/theirs.conf" >/dev/null 2>"$T/theirs.err"
+        rc=$?
+        cat "$T/theirs.err"
+        [ $rc = 3 ] || fail "${check:-start} with another user's output file: exit $rc, not 3"
+        grep -q "output.path $pub/theirs.log: is owned by uid 65534, not by the daemon's uid 0: refused" "$T/theirs.err" ||
+                fail "${check:-start} does not say whose the file is"
+done
+[ ! -s "$pub/theirs.log" ] || fail "another user's file was written"
+
+echo "== 15. rotation in a world-writable directory while another user plants files at the path: nothing of theirs"
+echo "   written, every file of ours 0640 (its mode set again at open), what could not be written counted and said"
+: >"$pub/trace.log"
+chmod 644 "$pub/trace.log"
+write_config "$T/race.conf" "$CALLS" 'watch = ( { comm = "aio-file"; } );' 'drain_interval_ms = 5;' \
+        "output = { sink = \"file\"; path = \"$pub/trace.log\"; max_size = 4096; keep = 3; };"
+start_daemon_bg "$T/race.conf"
+wait_for "$pub/trace.log" "tracking aio starts"
+[ "$(stat -c %a "$pub/trace.log")" = 640 ] || fail "an existing file's mode was not set to output.mode"
+as_nobody bash -c "umask 0; while [ ! -e '$T/race.stop' ]; do : 2>/dev/null >'$pub/trace.log'; done" &
+racer=$!
+for _ in $(seq 20); do
+        "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" --pause-us 200 || fail "workload failed"
+        [ "$(stat -c %u "$pub/trace.log" 2>/dev/null)" = 65534 ] && break
+done
+touch "$T/race.stop"
+wait "$racer"
+stop_daemon_bg >"$T/race.err"
+cat "$T/race.err"
+ls -la "$pub"
+[ "$(stat -c %u "$pub/trace.log")" = 65534 ] || fail "the planted file never got in first: the race was not run"
+for f in "$pub"/trace.log*; do
+        case $(stat -c '%u %a %s' "$f") in
+        "0 640 "*) ;;
+        "65534 666 0") ;;
+        *) fail "$f: $(stat -c '%U %a, %s bytes' "$f")" ;;
+        esac
+done
+grep -q "$pub/trace.log: is owned by uid 65534, not by the daemon's uid 0: refused, never written through (EPERM); entries are counted as dropped" \
+        "$T/race.err" || fail "the planted file was not said"
+grep -q '^aiotraced: [1-9][0-9]* entries could not be written' "$T/race.err" || fail "the entries not written were not counted"
+
+echo "== 16. a symbolic link planted at the path after a rotation: refused, said as what it is, not followed"
+rm -f "$pub"/trace.log* "$T/race.stop"
+start_daemon_bg "$T/race.conf"
+wait_for "$pub/trace.log" "tracking aio starts"
+as_nobody bash -c "while [ ! -e '$T/race.stop' ]; do ln -s '$pub/target' '$pub/trace.log' 2>/dev/null; done" &
+racer=$!
+for _ in $(seq 20); do
+        "$WORKLOAD" --comm aio-file --truth /dev/null --dir "$T/w1" --pause-us 200 || fail "workload failed"
+        [ -L "$pub/trace.log" ] && break
+done
+touch "$T/race.stop"
+wait "$racer"
+stop_daemon_bg >"$T/link2.err"
+[ -L "$pub/trace.log" ] || fail "the planted link never got in first: the race was not run"
+[ ! -e "$pub/target" ] || fail "the link was followed"
+grep -q "$pub/trace.log: is a symbolic link, which is refused, not followed (ELOOP)" "$T/link2.err" ||
+        { cat "$T/link2.err"; fail "the link was not said as a symbolic link"; }
+restore_fs
+
 echo PASS

@@ -14,6 +14,7 @@ DAEMON_PID=
 
 cleanup() {
         [ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
+        restore_fs
         [ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
@@ -233,4 +234,23 @@ journal_started() { # until the daemon's "started" entry is in the private journ
                 sleep 0.01
         done
         fail "no started entry within 5 s"
+}
+
+# The kernel's protections against files planted in world-writable directories (fs.protected_*), off for a test
+# that plays the attacker they would stop: what the daemon does must hold without them.  Restored at exit.
+unprotect_fs() {
+        local s
+        PROTECTED_SAVED=
+        for s in fifos regular hardlinks symlinks; do
+                PROTECTED_SAVED="$PROTECTED_SAVED $s=$(cat /proc/sys/fs/protected_$s)"
+                echo 0 >/proc/sys/fs/protected_$s
+        done
+}
+restore_fs() {
+        local s
+        for s in ${PROTECTED_SAVED:-}; do echo "${s#*=}" >"/proc/sys/fs/protected_${s%%=*}"; done
+        PROTECTED_SAVED=
+}
+as_nobody() { # COMMAND...: run as nobody:nogroup, no other group
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }

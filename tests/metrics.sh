@@ -29,9 +29,12 @@ conf 2
 kill -HUP "$DAEMON_PID"
 "$WORKLOAD" --comm aio-metrics --truth "$T/b.truth" --dir "$T/w" --pause-us 20000 --linger-ms 100 ||
         fail "workload failed"
+sleep 2.5 # an interval after the workload's end: its last summary is in the file
+cp "$prom" "$T/last.prom"
 stop_daemon "$T/m.out"
 grep -q 'reloaded' "$T/m.out" || fail "the reload was not taken"
-if [ -e "$prom.tmp" ]; then fail "the temporary file was left behind"; fi
+[ "$(ls -A "$T/textfile")" = "" ] || fail "left in the textfile directory after the stop: $(ls -A "$T/textfile")"
+cp "$T/last.prom" "$prom"
 
 echo "== promtool check metrics"
 promtool check metrics <"$prom" || fail "promtool refuses the metrics"
@@ -76,12 +79,78 @@ for name in aiotraced_requests_submitted_total aiotraced_requests_completed_tota
 done
 grep "^aiotraced_requests_completed_total" "$T/scraped"
 
-echo "== a directory that is not there: said once, and the trace goes on"
+echo "== a directory that is not there: said at every interval, and the trace goes on; written once it is there"
 write_config "$T/bad.conf" 'watch = ( { comm = "aio-metrics"; } );' 'summary_interval = 1;' \
         "metrics = { path = \"$T/missing/aiotraced.prom\"; };"
 start_daemon "$T/bad.conf" "$T/bad.out"
 sleep 2.3
+mkdir "$T/missing"
+sleep 1.2
 stop_daemon "$T/bad.out"
-[ "$(grep -c "metrics.path $T/missing/aiotraced.prom cannot be written: No such file or directory" "$T/bad.out")" = 1 ] ||
-        fail "the failing metrics path is not said exactly once"
+grep 'metrics.path' "$T/bad.out"
+[ "$(grep -c "metrics.path $T/missing/aiotraced.prom cannot be written: No such file or directory" "$T/bad.out")" -ge 2 ] ||
+        fail "the failing metrics path is not said at every interval"
+grep -q "metrics.path $T/missing/aiotraced.prom is written again" "$T/bad.out" ||
+        fail "the directory made later was not written to"
+
+echo "== the file's mode and group: node_exporter's user reads it, another user does not"
+chmod 755 "$T" "$T/textfile"
+write_config "$T/own.conf" 'watch = ( { comm = "aio-metrics"; } );' 'summary_interval = 1;' \
+        "metrics = { path = \"$prom\"; };"
+start_daemon "$T/own.conf" "$T/own.out"
+sleep 1.3
+stat -c '%U:%G %a' "$prom"
+if getent group prometheus >/dev/null; then
+        [ "$(stat -c '%U:%G %a' "$prom")" = root:prometheus\ 640 ] || fail "the file is not root:prometheus 0640"
+        setpriv --reuid=prometheus --regid=prometheus --init-groups cat "$prom" >/dev/null ||
+                fail "node_exporter's user cannot read it"
+        # node_exporter as Debian's package runs it, as its own user
+        port=$((20000 + RANDOM % 20000))
+        setpriv --reuid=prometheus --regid=prometheus --init-groups "$exporter" --web.listen-address="127.0.0.1:$port" \
+                --collector.disable-defaults --collector.textfile --collector.textfile.directory="$T/textfile" \
+                >"$T/exporter2.log" 2>&1 &
+        exporter_pid=$!
+        for _ in $(seq 100); do
+                curl -sf "http://127.0.0.1:$port/metrics" >"$T/scraped2" 2>/dev/null && break
+                sleep 0.05
+        done
+        kill "$exporter_pid"
+        wait "$exporter_pid" 2>/dev/null
+        grep -q '^node_textfile_scrape_error 0$' "$T/scraped2" && grep -q '^aiotraced_records_read_total' "$T/scraped2" ||
+                { cat "$T/exporter2.log"; fail "node_exporter, as its own user, does not serve the file"; }
+fi
+as_nobody cat "$prom" >/dev/null 2>&1 && fail "another user reads the metrics"
+stop_daemon "$T/own.out"
+
+echo "== what another user plants at the path or beside it (fs.protected_* off): never opened, never served"
+unprotect_fs
+pub=$T/pub
+mkdir -m 1777 "$pub"
+theirs=$T/theirs # a directory of theirs that all may write
+mkdir -m 0777 "$theirs"
+chown 65534:65534 "$theirs"
+as_nobody mkfifo "$pub/aiotraced.prom.tmp" "$theirs/aiotraced.prom.tmp"
+printf 'keep\n' >"$T/victim"
+chmod 644 "$T/victim"
+as_nobody ln "$T/victim" "$pub/aiotraced.prom" || fail "the hard link could not be planted"
+as_nobody sh -c "umask 0; printf 'aiotraced_records_lost_total{FAKE=\"1\"} 999\n' >'$theirs/aiotraced.prom'"
+for dir in "$pub" "$theirs"; do
+        write_config "$T/plant.conf" 'watch = ( { comm = "aio-metrics"; } );' 'summary_interval = 1;' \
+                "metrics = { path = \"$dir/aiotraced.prom\"; };"
+        start_daemon "$T/plant.conf" "$T/plant.out"
+        sleep 1.3
+        ls -la "$dir"
+        [ -f "$dir/aiotraced.prom" ] && [ "$(stat -c '%u %a' "$dir/aiotraced.prom")" = "0 640" ] ||
+                fail "$dir: the metrics file is not root's, 0640"
+        grep -q FAKE "$dir/aiotraced.prom" && fail "$dir: the planted series is served"
+        grep -q '^aiotraced_records_read_total' "$dir/aiotraced.prom" || fail "$dir: no metrics in the file"
+        [ -p "$dir/aiotraced.prom.tmp" ] || fail "$dir: the planted FIFO is gone"
+        kill -TERM "$DAEMON_PID"
+        for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.02; done
+        kill -0 "$DAEMON_PID" 2>/dev/null && fail "$dir: SIGTERM did not stop the daemon within 2 s"
+        wait "$DAEMON_PID" || fail "$dir: the daemon did not stop cleanly"
+        DAEMON_PID=
+done
+[ "$(cat "$T/victim")" = keep ] || fail "the hard-linked file was written through"
+restore_fs
 echo PASS

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,6 +77,10 @@ static void test_defaults(void) {
         CHECK_EQ(c->output.max_size, 64ull << 20);
         CHECK_EQ(c->output.keep, 5);
         CHECK_EQ(c->output.mode, 0640);
+        CHECK_EQ(c->metrics.mode, 0640);
+        /* node_exporter's group where Debian's package made it, else root's */
+        struct group *g = getgrnam(METRICS_GROUP_DEFAULT);
+        CHECK(c->metrics.group[0] == 0 && c->metrics.gid == (g ? g->gr_gid : (gid_t) -1));
         config_free(c);
 }
 
@@ -95,7 +100,8 @@ static void test_every_key(void) {
                                      "max_inflight_per_process = 100;\n"
                                      "priority_boost = 0;\n"
                                      "output = { sink = \"file\"; path = \"/var/log/a/t.log\"; max_size = \"64K\"; keep = 3;\n"
-                                     "           mode = \"0600\"; format = \"json\"; json_message = true; queue_kib = 64; };\n");
+                                     "           mode = \"0600\"; format = \"json\"; json_message = true; queue_kib = 64; };\n"
+                                     "metrics = { path = \"/var/lib/m.prom\"; mode = \"0604\"; group = \"root\"; };\n");
         if (!c)
                 return;
         CHECK_EQ(c->n_watch, 3);
@@ -121,6 +127,9 @@ static void test_every_key(void) {
         CHECK_EQ(c->output.keep, 3);
         CHECK_EQ(c->output.mode, 0600);
         CHECK_EQ(c->output.queue_kib, 64);
+        CHECK_STR(c->metrics.path, "/var/lib/m.prom");
+        CHECK_EQ(c->metrics.mode, 0604);
+        CHECK(strcmp(c->metrics.group, "root") == 0 && c->metrics.gid == 0);
         config_free(c);
 }
 
@@ -136,6 +145,10 @@ static void test_errors(void) {
                   "unknown key 'bogus' (known: watch, capture, records, summary_interval, summary_by, summary_files, io_uring, ring_memory, ring_pages, max_iocbs_per_call, "
                   "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output, metrics)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
+                { "metrics = { group = \"no-such-group-here\"; };\n", 1,
+                  "metrics.group \"no-such-group-here\": no such group on this host" },
+                { "metrics = { mode = \"0666\"; };\n", 1,
+                  "metrics.mode 0666: what the daemon writes must not be writable by others" },
                 { "\nring_pages = 100;\n", 2, "ring_pages = 100 must be a power of two" },
                 { "ring_pages = 0;\n", 1, "ring_pages = 0 is out of range (1 to 65536)" },
                 { "max_iocbs_per_call = 1000000;\n", 1, "max_iocbs_per_call = 1000000 is out of range (1 to 65536)" },
@@ -317,7 +330,19 @@ static void test_ownership(void) {
         CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
         config_free(c);
         c = NULL;
+        /* group-writable: only root's group may be */
+        CHECK_EQ(chmod(path, 0660), 0);
+        if (getegid() == 0) {
+                CHECK_EQ(config_load(path, &c, error, sizeof(error)), 0);
+                config_free(c);
+                c = NULL;
+        }
         if (geteuid() == 0) {
+                CHECK_EQ(chown(path, 0, 100), 0); /* root:users */
+                CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EPERM);
+                CHECK_CONTAINS(error, "is writable by group 100 (mode 0660): refused; chmod g-w it");
+                CHECK_EQ(chown(path, 0, 0), 0);
+                CHECK_EQ(chmod(path, 0640), 0);
                 CHECK_EQ(chown(path, 65534, 65534), 0);
                 CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EPERM);
                 CHECK_CONTAINS(error, "is owned by uid 65534, not root: refused");

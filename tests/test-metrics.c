@@ -148,33 +148,9 @@ static void test_latency_error(void) {
         CHECK_EQ(p->latency_sum_ns, sum);
 }
 
-static void test_write_file(void) {
-        char dir[] = "/tmp/test-metrics.XXXXXX", path[4200], tmp[4300], got[64];
-        if (!mkdtemp(dir)) {
-                test_failures++;
-                return;
-        }
-        snprintf(path, sizeof(path), "%s/aiotraced.prom", dir);
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        CHECK_EQ(metrics_write_file(path, "a 1\n", 4), 0);
-        CHECK_EQ(metrics_write_file(path, "b 2\n", 4), 0);
-        CHECK_EQ(read_small_file(path, got, sizeof(got)), 4);
-        CHECK_STR(got, "b 2\n");
-        CHECK(access(tmp, F_OK) < 0);
-        struct stat st;
-        CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
-        /* a directory that is not there: an error, and nothing left behind */
-        char missing[4300];
-        snprintf(missing, sizeof(missing), "%s/no/aiotraced.prom", dir);
-        CHECK_EQ(metrics_write_file(missing, "c 3\n", 4), -ENOENT);
-        unlink(path);
-        rmdir(dir);
-}
-
 int main(void) {
         RUN(test_counts);
         RUN(test_bound_and_labels);
         RUN(test_latency_error);
-        RUN(test_write_file);
         return test_result("test-metrics");
 }
