@@ -4,9 +4,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +37,7 @@
 #include "safefile.h"
 #include "sink.h"
 #include "tracefs.h"
+#include "unit_sandbox.h"
 #include "util.h"
 #include "select.h"
 #include "watch.h"
@@ -1068,13 +1071,70 @@ static void report(struct daemon *d) {
                             "the capture's table of %d pids was full", follow_full, CAPTURE_MAX_IDS);
 }
 
+/* Run from a shell, for the config the installed unit reads: what the unit's sandbox would not let the daemon
+ * write, as start under the unit would find it. */
+static int check_under_unit(const struct daemon *d, char *error, size_t error_size) {
+        static const char *const unit_dirs[] = { "/etc/systemd/system", "/run/systemd/system", SYSTEMDSYSTEMUNITDIR,
+                                                 "/usr/lib/systemd/system", "/lib/systemd/system", NULL };
+        struct unit_sandbox u;
+        if (getenv("INVOCATION_ID") || unit_sandbox_load(unit_dirs, "aiotraced.service", &u) < 0 ||
+            strcmp(u.config_path[0] ? u.config_path : CONFIG_DEFAULT_PATH, d->opt.config_path) != 0)
+                return 0;
+        const struct config *c = d->config;
+        const char *paths[][2] = { { "output.path", c->output.sink == SINK_FILE ? c->output.path : "" },
+                                   { "metrics.path", c->metrics.path } };
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                const char *path = paths[i][1];
+                if (!path[0])
+                        continue;
+                char dir[4096], real[PATH_MAX], why[2048];
+                snprintf(dir, sizeof(dir), "%.*s", (int) MAX(strrchr(path, '/') - path, 1), path);
+                const char *problem = unit_sandbox_dir_problem(&u, realpath(dir, real) ? real : dir, why, sizeof(why));
+                if (problem) {
+                        snprintf(error, error_size, "%s %s: %s", paths[i][0], path, problem);
+                        return -EROFS;
+                }
+        }
+        return 0;
+}
+
+/* metrics.path: what can never be written is refused; a directory not there yet is said (node_exporter may
+ * come later). */
+static int check_metrics_path(const struct daemon *d, char *error, size_t error_size) {
+        const char *path = d->config->metrics.path;
+        _cleanup_(closep) int dirfd = -1;
+        const char *name;
+        struct stat st;
+        if (!path[0])
+                return 0;
+        int r = safe_dir_open(path, &dirfd, &name);
+        if (r == -ENOENT) {
+                log_warning("metrics.path %s: its directory does not exist: nothing is written until it does (under "
+                            "the unit, until a restart after it is made)", path);
+                return 0;
+        }
+        if (r >= 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+                r = -EINVAL;
+        if (r == -EINVAL)
+                snprintf(error, error_size, "metrics.path %s: is not a regular file", path);
+        else if (r < 0)
+                snprintf(error, error_size, "metrics.path %s: its directory: %s", path,
+                         r == -EXDEV ? "is reached through a symbolic link that another user could have made"
+                                     : strerror(-r));
+        return r;
+}
+
 /* The config, and what start would refuse of it that can be known without tracing: --check-config says the same.
  * What start would take, but an operator should hear of, is said too. */
 static int load_config(struct daemon *d) {
-        char error[4096];
+        char error[8400];
         int r = config_load(d->opt.config_path, &d->config, error, sizeof(error));
         if (r >= 0 && !d->opt.to_stdout)
                 r = sink_file_check(&d->config->output, error, sizeof(error));
+        if (r >= 0)
+                r = check_metrics_path(d, error, sizeof(error));
+        if (r >= 0 && d->opt.check_only)
+                r = check_under_unit(d, error, sizeof(error));
         /* the rings' share, over the CPUs there can be: refused here as start would refuse it */
         _cleanup_(freep) int *cpus = NULL;
         size_t n_cpus;

@@ -93,6 +93,17 @@ grep 'metrics.path' "$T/bad.out"
 grep -q "metrics.path $T/missing/aiotraced.prom is written again" "$T/bad.out" ||
         fail "the directory made later was not written to"
 
+echo "== --check-config: a metrics path that names a directory is refused; one in a directory not there yet is said"
+write_config "$T/chk.conf" "metrics = { path = \"$T/textfile\"; };"
+"$AIOTRACED" --check-config -c "$T/chk.conf" >/dev/null 2>"$T/chk.err"
+rc=$?
+[ $rc = 3 ] && grep -q "metrics.path $T/textfile: is not a regular file" "$T/chk.err" ||
+        fail "--check-config with a directory as metrics.path: exit $rc, $(cat "$T/chk.err")"
+write_config "$T/chk.conf" "metrics = { path = \"$T/nodir/aiotraced.prom\"; };"
+"$AIOTRACED" --check-config -c "$T/chk.conf" >/dev/null 2>"$T/chk.err" || fail "--check-config refused a directory to come"
+grep -q "metrics.path $T/nodir/aiotraced.prom: its directory does not exist: nothing is written until it does" \
+        "$T/chk.err" || fail "--check-config did not say the directory is missing"
+
 echo "== the file's mode and group: node_exporter's user reads it, another user does not"
 chmod 755 "$T" "$T/textfile"
 write_config "$T/own.conf" 'watch = ( { comm = "aio-metrics"; } );' 'summary_interval = 1;' \

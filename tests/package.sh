@@ -99,6 +99,27 @@ $C journalctl -t aiotraced -o json >"$T/second.json"
 "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format journal --trace "$T/second.json" \
         --truth "$T/second.truth" --strict || fail "the requests in the journal differ from the workload"
 
+echo "== --check-config from a shell refuses what start under the installed unit would; the metrics file goes at stop"
+$C mkdir -p /srv/aio /var/lib/prometheus/node-exporter
+$C cp /etc/aiotraced/aiotraced.conf /var/tmp/good.conf
+printf '%s\n' 'output = { sink = "file"; path = "/srv/aio/trace.log"; };' |
+        $C sh -c 'cat >/etc/aiotraced/aiotraced.conf'
+$C aiotraced --check-config >"$T/unit-check.out" 2>&1 && fail "--check-config took a path the unit cannot write"
+cat "$T/unit-check.out"
+grep -q 'output.path /srv/aio/trace.log: under the unit (/lib/systemd/system/aiotraced.service), /srv/aio is read-only for it (ProtectSystem=strict); it may write under .*/var/log/aiotraced' \
+        "$T/unit-check.out" || fail "--check-config does not say why the unit cannot write there"
+$C aiotraced --check-config -c /etc/aiotraced/aiotraced.conf >/dev/null 2>&1 && fail "-c the unit's config: not checked against it"
+printf '%s\n' 'metrics = { path = "/var/lib/prometheus/node-exporter/aiotraced.prom"; }; summary_interval = 1;' |
+        $C sh -c 'cat >/etc/aiotraced/aiotraced.conf'
+$C aiotraced --check-config || fail "--check-config refuses the metrics directory the unit allows"
+$C systemctl restart aiotraced
+for _ in $(seq 100); do $C test -f /var/lib/prometheus/node-exporter/aiotraced.prom && break; sleep 0.05; done
+$C test -f /var/lib/prometheus/node-exporter/aiotraced.prom || fail "no metrics file under the unit"
+$C cp /var/tmp/good.conf /etc/aiotraced/aiotraced.conf
+$C systemctl stop aiotraced
+$C test ! -e /var/lib/prometheus/node-exporter/aiotraced.prom || fail "the metrics file outlived the daemon"
+$C rm -r /srv/aio /var/lib/prometheus
+
 echo "== apt remove: stopped and gone, the conffiles kept"
 $C env DEBIAN_FRONTEND=noninteractive apt-get -q -y remove aiotraced >>"$T/apt.log" 2>&1 || fail "apt remove failed"
 [ "$($C systemctl is-active aiotraced)" != active ] || fail "aiotraced still runs after apt remove"
