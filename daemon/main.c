@@ -386,17 +386,28 @@ static uint64_t close_sink(struct sink *s) {
  * the kernel's filters select.  Returns an exit status, EXIT_OK when done. */
 static int open_events(struct daemon *d, char *error, size_t error_size) {
         char tracefs[4096];
-        int r = tracefs_find("/proc/self/mounts", true, tracefs, sizeof(tracefs));
+        /* Under a seccomp filter (the unit's SystemCallFilter=) mount() would kill the daemon, not fail. */
+        bool may_mount = !seccomp_filtered();
+        int r = tracefs_find("/proc/self/mounts", may_mount, tracefs, sizeof(tracefs));
         if (r == -EACCES) {
                 snprintf(error, error_size, "tracefs is mounted, but may not be read by this user: tracing needs root "
                          "(or CAP_PERFMON with CAP_DAC_READ_SEARCH)");
                 return EXIT_PRIVILEGE;
         }
         if (r < 0) {
-                snprintf(error, error_size, "tracefs is not mounted and could not be mounted at /sys/kernel/tracing: %s%s",
-                         strerror(-r), r == -EPERM ? " (mounting needs root or CAP_SYS_ADMIN)" : "");
+                char why[128] = "";
+                if (may_mount)
+                        snprintf(why, sizeof(why), " and could not be mounted at " TRACEFS_DEFAULT " (%s)",
+                                 r == -EPERM ? "mounting needs root or CAP_SYS_ADMIN" : strerror(-r));
+                snprintf(error, error_size, "tracefs is not mounted%s: make it available (mount -t tracefs nodev "
+                         TRACEFS_DEFAULT "; in a container, the host's bound in, as systemd-nspawn --bind-ro="
+                         TRACEFS_DEFAULT " does) and start again",
+                         may_mount ? why : ", and under a seccomp filter (the unit's SystemCallFilter=) the daemon "
+                                           "does not mount it");
                 return r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
         }
+        if (r > 0)
+                log_warning("tracefs was not mounted: mounted it at %s, where it stays", tracefs);
         /* With the capture, the programs follow every thread of a watched pid themselves: no fork event. */
         bool want_capture = d->config->capture != CAPTURE_REMOTE_READ;
         r = event_table_load(tracefs, want_capture ? EVENTS_EXEC | EVENTS_URING : EVENTS_FORK, &d->events, error,
@@ -1184,6 +1195,10 @@ int main(int argc, char **argv) {
         int r = parse_argv(argc, argv, &d.opt);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;
+        /* Before anything is opened (libbpf opens its maps and programs by the dozen): the soft limit up to the
+         * hard one.  Whether that is enough for the rings is known, and said, once the CPUs are counted. */
+        size_t fd_limit;
+        (void) fd_limit_raise(0, &fd_limit);
         if (load_config(&d) < 0) {
                 config_free(d.config);
                 return EXIT_CONFIG;

@@ -4,14 +4,14 @@
 #include <errno.h>
 #include <mntent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "util.h"
-
-#define TRACEFS_DEFAULT "/sys/kernel/tracing"
 
 /* 0: dir/events is there; else why not (-EACCES: it is, but this process may not look). */
 static int events_in(const char *dir) {
@@ -51,9 +51,12 @@ int tracefs_find(const char *mounts_path, bool mount_if_missing, char *ret, size
         }
         if (!found[0] && denied)
                 return denied;
+        bool mounted = false;
         if (!found[0] && mount_if_missing) {
-                if (mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL) < 0 && errno != EBUSY)
+                int m = mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL);
+                if (m < 0 && errno != EBUSY)
                         return -errno;
+                mounted = m == 0;
                 if (has_events(TRACEFS_DEFAULT))
                         snprintf(found, sizeof(found), "%s", TRACEFS_DEFAULT);
         }
@@ -62,5 +65,13 @@ int tracefs_find(const char *mounts_path, bool mount_if_missing, char *ret, size
         if (strlen(found) >= size)
                 return -ENAMETOOLONG;
         memcpy(ret, found, strlen(found) + 1);
-        return 0;
+        return mounted;
+}
+
+bool seccomp_filtered(void) {
+        char status[8192];
+        if (read_small_file("/proc/self/status", status, sizeof(status)) < 0)
+                return true; /* not known: the careful answer */
+        const char *s = strstr(status, "\nSeccomp:");
+        return !s || strtol(s + 9, NULL, 10) != 0;
 }

@@ -228,6 +228,29 @@ grep -q 'aiotraced: tracing [0-9]* CPUs takes up to [0-9]* open files, and the l
         "$T/fd.err" || fail "a hard limit too low is not said"
 
 
+echo "== 11b. a soft limit of 16 open files, in both capture modes: raised before anything is opened"
+for cap in bpf remote-read; do
+        write_config "$T/fd16.conf" "capture = \"$cap\";" 'watch = ( { comm = "aio-fd16"; } );' "$CALLS" \
+                'drain_interval_ms = 5;'
+        AIOTRACED_WRAP="prlimit --nofile=16:$(ulimit -H -n)" start_daemon "$T/fd16.conf" "$T/fd16.out"
+        "$WORKLOAD" --comm aio-fd16 --truth "$T/fd16.truth" --dir "$T/w1" --pause-us 20000 || fail "workload failed"
+        stop_daemon "$T/fd16.out"
+        grep -q "memory captured in the kernel" "$T/fd16.out" || [ "$cap" = remote-read ] ||
+                fail "capture = bpf with a soft limit of 16: not captured"
+        "$PYTHON3" "$top_srcdir/tests/compare.py" --trace "$T/fd16.out" --truth "$T/fd16.truth" --strict ||
+                fail "with a soft limit of 16 ($cap), the calls are not all traced"
+done
+
+echo "== 11c. tracefs not mounted, the daemon run by hand: it mounts it, and says so (in a mount namespace of its own)"
+write_config "$T/tfs.conf" 'watch = ( { comm = "aio-tfs"; } );' "$CALLS"
+unshare -m --propagation private sh -c 'umount /sys/kernel/tracing && ! grep -q tracefs /proc/self/mounts &&
+        exec timeout --preserve-status -s INT 3 "$0" --stdout -c "$1"' "$AIOTRACED" "$T/tfs.conf" >"$T/tfs.out" 2>"$T/tfs.err"
+rc=$?
+cat "$T/tfs.err"
+[ $rc = 0 ] || fail "with tracefs unmounted, by hand: exit $rc"
+grep -q '^aiotraced: tracefs was not mounted: mounted it at /sys/kernel/tracing, where it stays$' "$T/tfs.err" ||
+        fail "mounting tracefs was not said"
+
 echo "== 12. ring_memory shared out over the CPUs, said at start; too small for every CPU's smallest ring: refused"
 # two CPUs, whatever this machine has
 write_config "$T/mem.conf" 'watch = ( { comm = "aio-faults"; } );' "$CALLS" 'ring_memory = "128K";'

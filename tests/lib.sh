@@ -145,7 +145,7 @@ write_config() { # FILE, then config lines
 # container_boot ROOT: systemd as PID 1 in a container (systemd-nspawn over a volatile overlay of ROOT, which
 # stays as it was), allowed to trace; sets C, the command prefix that runs a command inside, and L, its init's
 # pid.  container_stop powers it off.  "/" boots this machine's own root (through a bind mount: nspawn refuses
-# -D / itself).
+# -D / itself).  CT_TRACEFS=no: without the host's tracefs bound in.
 container_boot() {
         local root=$1 bind=
         CT_NAME=aiot$$
@@ -165,10 +165,12 @@ container_boot() {
                 CT_ROOT=$root
         fi
         # /run here is not a tmpfs: nspawn's --volatile would take it for a disk it must not touch
+        local tracefs=--bind-ro=/sys/kernel/tracing
+        [ "${CT_TRACEFS:-yes}" = no ] && tracefs=--setenv=NO_TRACEFS=1
         unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && { [ -z "$2" ] || mount --bind / "$0"; } &&
                 exec systemd-nspawn -q -D "$0" -M "$1" --volatile=overlay --register=no --keep-unit --console=passive \
                         --system-call-filter="perf_event_open bpf" --capability=CAP_PERFMON,CAP_BPF \
-                        --bind-ro=/sys/kernel/tracing -b systemd.mask=postgresql.service' "$CT_ROOT" "$CT_NAME" "$bind" \
+                        "$3" -b systemd.mask=postgresql.service' "$CT_ROOT" "$CT_NAME" "$bind" "$tracefs" \
                 >"$T/nspawn.log" 2>&1 &
         CT_NSPAWN=$!
         trap container_stop EXIT
@@ -188,6 +190,10 @@ container_boot() {
 }
 
 container_stop() {
+        container_poweroff
+        cleanup
+}
+container_poweroff() { # the container gone, $T kept
         [ -n "${L:-}" ] && nsenter -t "$L" -a systemctl poweroff --no-block >/dev/null 2>&1
         L=
         for _ in $(seq 100); do kill -0 "$CT_NSPAWN" 2>/dev/null || break; sleep 0.05; done
@@ -197,7 +203,6 @@ container_stop() {
         echo $$ >/sys/fs/cgroup/unified/cgroup.procs 2>/dev/null
         for c in $CT_CG; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
         [ "$CT_ROOT" = /var/tmp/aiotraced-root.$$ ] && rmdir "$CT_ROOT" 2>/dev/null
-        cleanup
 }
 
 # A journald of the test's own, in a mount namespace of its own (the host's journal sees nothing): the script

@@ -65,7 +65,9 @@ run_workload() { # NAME COMM: in the container; its truth comes back to $T/NAME.
         $C cat "/var/tmp/$1.truth" >"$T/$1.truth"
 }
 run_workload first aio-unit
-$C systemd-analyze security aiotraced --no-pager 2>/dev/null | tail -1
+$C systemd-analyze security aiotraced --no-pager 2>/dev/null | tail -1 | tee "$T/security"
+score=$(sed -n 's/.*exposure level for aiotraced.service: \([0-9.]*\) .*/\1/p' "$T/security")
+awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 2.7) }' || fail "systemd-analyze security: ${score:-no score}, above 2.7"
 
 echo "== systemctl reload: a new selection, at once"
 conf 'watch = ( { comm = "aio-unit2"; } );' 'drain_interval_ms = 5;' "$ALL"
@@ -147,14 +149,16 @@ done
 
 echo "== metrics of a program run as a unit: labelled with it, written where the unit may write"
 $C mkdir -p /var/lib/prometheus/node-exporter
-conf 'watch = ( { comm = "aio-unit3"; } );' 'drain_interval_ms = 5;' "$ALL" \
+conf 'watch = ( { comm = "aio-unit3"; } );' 'drain_interval_ms = 5;' "$ALL" 'summary_interval = 1;' \
         'metrics = { path = "/var/lib/prometheus/node-exporter/aiotraced.prom"; };'
 $C systemctl start aiotraced || fail "systemctl start failed"
 $C systemd-run --quiet --wait --collect --unit=aio-metrics-test.service /usr/local/bin/aio-workload --comm aio-unit3 \
         --truth /var/tmp/unit3.truth --dir /var/tmp/w --pause-us 20000 || fail "the workload's unit failed"
 $C cat /var/tmp/unit3.truth >"$T/unit3.truth"
-$C systemctl stop aiotraced
+sleep 1.5 # an interval after the workload's end: its last summary is in the file
 $C cat /var/lib/prometheus/node-exporter/aiotraced.prom >"$T/unit.prom" || fail "no metrics file"
+$C systemctl stop aiotraced
+$C test ! -e /var/lib/prometheus/node-exporter/aiotraced.prom || fail "the metrics file outlived the daemon"
 grep '^aiotraced_requests_completed_total' "$T/unit.prom"
 grep -q '^aiotraced_requests_completed_total{comm="aio-unit3",unit="aio-metrics-test.service",op="pwrite"} ' \
         "$T/unit.prom" || fail "the metrics do not name the program's unit"
@@ -173,4 +177,23 @@ sys.exit(1 if bad or len(e) < 20 or len(kinds) < 3 else 0)
 PY
 [ "$($C journalctl -u aiotraced AIO_UNIT=aio-metrics-test.service AIO_SYSCALL=io_submit -q | grep -c 'io_submit(')" -gt 0 ] ||
         fail "journalctl AIO_UNIT= finds no call of the unit"
+echo "== a container without tracefs: the unit exits 5 at once, saying how to make it available, and is not restarted"
+container_poweroff
+CT_TRACEFS=no container_boot /
+$C grep -q tracefs /proc/self/mounts && fail "the container has tracefs"
+$C mkdir -p /etc/aiotraced /usr/local/sbin
+$C sh -c 'cat >/usr/local/sbin/aiotraced && chmod 755 /usr/local/sbin/aiotraced' <"$AIOTRACED"
+unit_for /usr/local/sbin | $C sh -c 'cat >/etc/systemd/system/aiotraced.service'
+conf 'watch = ( { comm = "aio-unit"; } );'
+$C systemctl daemon-reload
+$C systemctl start aiotraced && fail "the unit started without tracefs"
+sleep 1 # what a Restart= would do, it would have begun
+$C systemctl show -p ExecMainCode -p ExecMainStatus -p NRestarts -p ActiveState aiotraced | tee "$T/notracefs.show"
+grep -qx 'ExecMainCode=1' "$T/notracefs.show" && grep -qx 'ExecMainStatus=5' "$T/notracefs.show" ||
+        fail "the unit did not exit 5 (a signal, such as SIGSYS, is code 2)"
+grep -qx 'NRestarts=0' "$T/notracefs.show" || fail "the unit was restarted"
+$C journalctl --sync
+$C journalctl -u aiotraced --no-pager >"$T/notracefs.log"
+grep -q 'tracefs is not mounted, and under a seccomp filter .* the daemon does not mount it: make it available (mount -t tracefs nodev /sys/kernel/tracing; in a container, the host.s bound in, as systemd-nspawn --bind-ro=/sys/kernel/tracing does)' \
+        "$T/notracefs.log" || { cat "$T/notracefs.log"; fail "the missing tracefs was not said"; }
 echo PASS
