@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -123,6 +124,20 @@ static bool unit_has_cgroup(const char *unit) {
         return false;
 }
 
+/* An exe given through a symbolic link (/usr/bin/python3) is the file the link names now, followed by its own
+ * directory and name: an upgrade replaces that file, not the link.  A file not there yet is taken as written. */
+static int resolve_exe(const struct parse *p, const config_setting_t *s, struct watch *w) {
+        char real[PATH_MAX];
+        if (!realpath(w->exe, real) || strcmp(real, w->exe) == 0)
+                return 0;
+        const char *base = strrchr(real, '/');
+        if (strlen(real) > WATCH_EXE_MAX || strlen(base + 1) > WATCH_EXE_NAME_MAX)
+                return fail(p, s, "exe \"%s\" names %s, a path or file name too long to watch", w->exe, real);
+        memcpy(w->exe_link, w->exe, sizeof(w->exe_link));
+        snprintf(w->exe, sizeof(w->exe), "%s", real);
+        return 0;
+}
+
 static int parse_watch_key(const struct parse *p, const config_setting_t *s, struct watch *w) {
         const char *name = config_setting_name(s), *v;
         int r;
@@ -184,6 +199,8 @@ static int parse_watch_key(const struct parse *p, const config_setting_t *s, str
                         return fail(p, s, "exe \"%s\" is not the absolute path of a file", v);
                 if (strlen(base + 1) > WATCH_EXE_NAME_MAX)
                         return fail(p, s, "exe \"%s\": a file name of more than %d bytes", v, WATCH_EXE_NAME_MAX);
+                if ((r = resolve_exe(p, s, w)) < 0)
+                        return r;
                 w->keys |= WATCH_KEY_EXE;
         } else
                 return fail(p, s, "unknown key '%s' in a watch entry (known: comm, pid, children, unit, cgroup, exe, "

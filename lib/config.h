@@ -37,7 +37,8 @@ struct watch {
         char user[33];                    /* as written, "" for uid = N */
         char unit[WATCH_UNIT_MAX + 1];     /* "mariadb.service" */
         char cgroup[WATCH_CGROUP_MAX + 1]; /* "/system.slice/docker-*.scope" */
-        char exe[WATCH_EXE_MAX + 1];       /* "/usr/sbin/mariadbd" */
+        char exe[WATCH_EXE_MAX + 1];       /* "/usr/sbin/mariadbd", symbolic links resolved at load */
+        char exe_link[WATCH_EXE_MAX + 1];  /* as written, when that went through a symbolic link; else "" */
         unsigned line;
 };
 

@@ -154,6 +154,12 @@ void watch_note_absent(const struct config *c, const char *mountinfo_path, const
                         r->note(r->userdata, w, "the unit has no cgroup now: it is watched from its start");
                 else if ((w->keys & WATCH_KEY_CGROUP) && cgroup_find(root, w->cgroup, found_one, NULL) <= 0)
                         r->note(r->userdata, w, "no cgroup matches now: one made later is watched once found");
+                if (w->exe_link[0]) {
+                        char what[2 * WATCH_EXE_MAX + 128];
+                        snprintf(what, sizeof(what), "%s is a symbolic link: watched as the file it names now, %s, "
+                                 "and what replaces that file", w->exe_link, w->exe);
+                        r->note(r->userdata, w, what);
+                }
                 if (w->keys & WATCH_KEY_EXE) {
                         char dir[WATCH_EXE_MAX + 1];
                         const char *slash = strrchr(w->exe, '/');

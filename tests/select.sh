@@ -73,6 +73,21 @@ for cap in bpf remote-read; do
         compare --trace "$C.exe.out" --truth "$C.exe-1.truth" --truth "$C.exe-2.truth" \
                 --unwatched "$C.exe-other.truth" $exact
 
+        echo "== $cap exe given as a symbolic link: said; the file it names followed across an upgrade of that file"
+        ln -sfn "$T/bin1/aio-workload" "$T/bin1/link"
+        write_config "$C.link.conf" "$CALLS" "capture = \"$cap\";" "watch = ( { exe = \"$T/bin1/link\"; } );" \
+                'drain_interval_ms = 5;'
+        start_daemon "$C.link.conf" "$C.link.out"
+        grep -q "watch exe $T/bin1/aio-workload: $T/bin1/link is a symbolic link: watched as the file it names now, $T/bin1/aio-workload" \
+                "$C.link.out.err" || { cat "$C.link.out.err"; fail "the link was not said"; }
+        "$T/bin1/link" --comm aio-sel --truth "$C.link-1.truth" --dir "$T/w" --pause-us 20000 || fail "workload failed"
+        cp "$WORKLOAD" "$T/bin1/aio-workload.new" && mv "$T/bin1/aio-workload.new" "$T/bin1/aio-workload"
+        "$T/bin1/link" --comm aio-sel --truth "$C.link-2.truth" --dir "$T/w" --pause-us 20000 || fail "workload failed"
+        "$T/bin2/aio-workload" --comm aio-sel --truth "$C.link-other.truth" --dir "$T/w" || fail "workload failed"
+        stop_daemon "$C.link.out"
+        compare --trace "$C.link.out" --truth "$C.link-1.truth" --truth "$C.link-2.truth" \
+                --unwatched "$C.link-other.truth" $exact
+
         echo "== $cap keys combine: exe and comm both, or not at all"
         write_config "$C.and.conf" "$CALLS" "capture = \"$cap\";" \
                 "watch = ( { exe = \"$T/bin1/aio-workload\"; comm = \"aio-and\"; } );" 'drain_interval_ms = 5;'

@@ -241,6 +241,24 @@ static const char *many_comms(unsigned n, bool glob, const char *capture) {
 }
 
 /* Keys combine within an entry; each is kept as written. */
+/* An exe given as a symbolic link is the file it names (whose directory and name an upgrade replaces). */
+static void test_exe_link(void) {
+        char real[300], link[300], text[800];
+        snprintf(real, sizeof(real), "%s/prog", dir);
+        snprintf(link, sizeof(link), "%s/prog-link", dir);
+        fclose(fopen(real, "we"));
+        CHECK_EQ(symlink("prog", link), 0);
+        snprintf(text, sizeof(text), "watch = ( { exe = \"%s\"; }, { exe = \"%s\"; } );\n", link, real);
+        struct config *c = load_text(text);
+        if (!c)
+                return;
+        CHECK_STR(c->watch[0].exe, real);
+        CHECK_STR(c->watch[0].exe_link, link);
+        CHECK_STR(c->watch[1].exe, real);
+        CHECK_STR(c->watch[1].exe_link, "");
+        config_free(c);
+}
+
 static void test_watch_keys(void) {
         struct config *c = load_text("watch = (\n"
                                      "  { unit = \"mariadb.service\"; comm = \"ib_io_*\"; },\n"
@@ -538,6 +556,7 @@ int main(void) {
         RUN(test_numbers_read_whole);
         RUN(test_not_a_file);
         RUN(test_watch_keys);
+        RUN(test_exe_link);
         RUN(test_watch_limits);
         RUN(test_ownership);
         RUN(test_comm_patterns);
