@@ -1136,6 +1136,16 @@ int proc_exec(struct proc_exec_ctx *ctx) {
         return NEUTRAL;
 }
 
+/* How many cgroups were made since the start: the daemon looks in the cgroup tree for new ones its cgroup
+ * patterns match only when this moved (a look a second at most), never on an idle host. */
+__u64 cgroups_made = 0;
+
+SEC("tp_btf/cgroup_mkdir")
+int cgroup_made(__u64 *ctx __attribute__((unused))) {
+        __sync_fetch_and_add(&cgroups_made, 1);
+        return 0;
+}
+
 /* A new process of one whose children are followed is watched from its first instruction: added here, in the
  * parent, before the child runs.  A new thread needs nothing: its process is watched already. */
 SEC("tp_btf/sched_process_fork")

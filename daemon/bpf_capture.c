@@ -27,6 +27,9 @@ struct bpf_capture {
         struct bpf_link *links[EVENTS_MAX]; /* per event of the table, once attached */
         struct bpf_link *fork_link;         /* follows children */
         struct bpf_link *exit_group_link;   /* the AIO rings' last completions */
+        struct bpf_link *cgroup_link;       /* counts cgroups made: NULL, the tree is looked at every time */
+        uint64_t cgroups_seen;              /* made when the tree was last looked at */
+        unsigned cgroup_looks;
         size_t n_events;
         int n_possible;
         uint32_t generation; /* of the watch list: 0 before the first */
@@ -85,8 +88,8 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
 /* A program whose event the table lacks (a kernel without it, or not asked for) is not loaded. */
 static bool program_wanted(const struct event_table *t, const char *name) {
         char want[64];
-        if (strcmp(name, "proc_fork") == 0 || strcmp(name, "proc_exit_group") == 0)
-                return true; /* follows children; the AIO rings at exit: no event of the table */
+        if (strcmp(name, "proc_fork") == 0 || strcmp(name, "proc_exit_group") == 0 || strcmp(name, "cgroup_made") == 0)
+                return true; /* follows children; the AIO rings at exit; counts cgroups made: no event of the table */
         for (size_t k = 0; k < t->n_events; k++) {
                 program_name(&t->events[k], want, sizeof(want));
                 if (strcmp(want, name) == 0)
@@ -283,6 +286,7 @@ void bpf_capture_free(struct bpf_capture *c) {
                 bpf_link__destroy(c->links[k]);
         bpf_link__destroy(c->fork_link);
         bpf_link__destroy(c->exit_group_link);
+        bpf_link__destroy(c->cgroup_link);
         capture__destroy(c->skel);
         free(c->percpu);
         free(c);
@@ -325,7 +329,14 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
                         return r;
                 }
         }
+        /* Without it (an old kernel) cgroups made later are looked for at every look, a second apart. */
+        if (!c->cgroup_link)
+                c->cgroup_link = bpf_program__attach(c->skel->progs.cgroup_made);
         return 0;
+}
+
+unsigned bpf_capture_cgroup_looks(const struct bpf_capture *c) {
+        return c->cgroup_looks;
 }
 
 int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, char *error, size_t error_size) {
@@ -361,26 +372,42 @@ static uint32_t kernel_dev(dev_t d) {
 struct cgroup_fill {
         int map;
         uint32_t set;
-        uint64_t bit;
-        int error;
-        unsigned added; /* keys that were not in the map */
+        uint64_t bits[CGROUP_PATTERNS_MAX]; /* of each pattern's entry */
+        unsigned added;                     /* keys that were not in the map */
 };
 
-static int add_cgroup(void *userdata, const char *path, uint64_t id) {
+static int add_cgroup(void *userdata, size_t which, const char *path, uint64_t id) {
         struct cgroup_fill *f = userdata;
         (void) path;
         struct capture_cgroup_key key = { .set = f->set, .id = id };
         uint64_t mask;
-        if (bpf_map_lookup_elem(f->map, &key, &mask) < 0 || !(mask & f->bit))
+        if (bpf_map_lookup_elem(f->map, &key, &mask) < 0 || !(mask & f->bits[which]))
                 f->added++;
-        int r = or_mask(f->map, &key, f->bit);
-        if (r < 0)
-                f->error = r;
-        return r;
+        return or_mask(f->map, &key, f->bits[which]);
+}
+
+/* The cgroups every cgroup entry matches now, in one walk of the tree: how many keys were new, or a negative
+ * errno.  The count of cgroups made is read first: one made during the walk is looked for again. */
+static int fill_cgroups(struct bpf_capture *c, const struct config *cfg, const struct watch_plan *plan, uint32_t set) {
+        const char *patterns[CGROUP_PATTERNS_MAX];
+        struct cgroup_fill f = { .map = bpf_map__fd(c->skel->maps.watch_cgroups), .set = set };
+        size_t n = 0;
+        for (size_t i = 0; i < cfg->n_watch && n < CGROUP_PATTERNS_MAX; i++)
+                if (cfg->watch[i].keys & WATCH_KEY_CGROUP) {
+                        f.bits[n] = plan->bits[i];
+                        patterns[n++] = cfg->watch[i].cgroup;
+                }
+        c->cgroups_seen = __atomic_load_n(&c->skel->bss->cgroups_made, __ATOMIC_ACQUIRE);
+        char root[4096];
+        if (!n || cgroup2_mount_point("/proc/self/mountinfo", root, sizeof(root)) < 0)
+                return 0;
+        c->cgroup_looks++;
+        int r = cgroup_find_all(root, patterns, n, add_cgroup, &f, NULL);
+        return r < 0 && r != -ENOENT ? r : (int) f.added;
 }
 
 /* The keys of one entry, in set `set`. */
-static int fill_entry(struct bpf_capture *c, const struct watch *wa, uint64_t bit, uint32_t set, const char *cg_root,
+static int fill_entry(struct bpf_capture *c, const struct watch *wa, uint64_t bit, uint32_t set,
                       struct capture_watch *w) {
         int r = 0;
         if (wa->keys & WATCH_KEY_COMM) {
@@ -433,13 +460,6 @@ static int fill_entry(struct bpf_capture *c, const struct watch *wa, uint64_t bi
                 struct capture_unit_key key = { .set = set };
                 snprintf(key.name, sizeof(key.name), "%s", wa->unit);
                 r = or_mask(bpf_map__fd(c->skel->maps.watch_units), &key, bit);
-        }
-        if (r >= 0 && (wa->keys & WATCH_KEY_CGROUP)) {
-                struct cgroup_fill f = { .map = bpf_map__fd(c->skel->maps.watch_cgroups), .set = set, .bit = bit };
-                if (cg_root)
-                        (void) cgroup_find(cg_root, wa->cgroup, add_cgroup, &f);
-                if (f.error < 0)
-                        r = f.error;
         }
         return r;
 }
@@ -512,10 +532,10 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
                                    .uring_calls = cfg->io_uring && (cfg->records & RECORD_SYSCALLS),
                                    .bits = plan.all, .follow = plan.follow };
         memcpy(w.need, plan.need, sizeof(w.need));
-        char cg_root[4096];
-        bool have_cg_root = cgroup2_mount_point("/proc/self/mountinfo", cg_root, sizeof(cg_root)) == 0;
         for (size_t i = 0; r >= 0 && i < cfg->n_watch; i++)
-                r = fill_entry(c, &cfg->watch[i], plan.bits[i], set, have_cg_root ? cg_root : NULL, &w);
+                r = fill_entry(c, &cfg->watch[i], plan.bits[i], set, &w);
+        if (r >= 0)
+                r = fill_cgroups(c, cfg, &plan, set);
         if (r >= 0 && c->generation)
                 carry_followed(c, cfg, &plan, old_set, set);
         uint32_t zero = 0;
@@ -547,24 +567,17 @@ int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg)
         bool any = false;
         for (size_t i = 0; i < cfg->n_watch; i++)
                 any = any || (cfg->watch[i].keys & WATCH_KEY_CGROUP);
-        char cg_root[4096];
-        if (!any || cgroup2_mount_point("/proc/self/mountinfo", cg_root, sizeof(cg_root)) < 0)
+        /* nothing made since the last look: nothing to look for */
+        if (!any || (c->cgroup_link && __atomic_load_n(&c->skel->bss->cgroups_made, __ATOMIC_ACQUIRE) == c->cgroups_seen))
                 return 0;
         struct watch_plan plan;
         int r = watch_plan_build(cfg, &plan);
         if (r < 0)
                 return r;
-        int map = bpf_map__fd(c->skel->maps.watch_cgroups), added = 0;
-        for (size_t i = 0; i < cfg->n_watch; i++) {
-                if (!(cfg->watch[i].keys & WATCH_KEY_CGROUP))
-                        continue;
-                struct cgroup_fill f = { .map = map, .set = c->set, .bit = plan.bits[i] };
-                (void) cgroup_find(cg_root, cfg->watch[i].cgroup, add_cgroup, &f);
-                added += (int) f.added;
-        }
+        int added = fill_cgroups(c, cfg, &plan, c->set);
         watch_plan_done(&plan);
-        if (!added)
-                return 0;
+        if (added <= 0)
+                return added;
         /* threads whose verdict was made without the new cgroups make it again */
         uint32_t zero = 0;
         struct capture_watch w;
@@ -651,6 +664,10 @@ int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg)
 }
 
 void bpf_capture_stop(struct bpf_capture *c) {
+}
+
+unsigned bpf_capture_cgroup_looks(const struct bpf_capture *c) {
+        return 0;
 }
 
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {

@@ -28,8 +28,11 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
 /* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed.  Called
  * again on reload: what both configs watch stays watched throughout. */
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size);
-/* Find the cgroups made since that the config's cgroup patterns match: how many were added, or negative errno. */
+/* Find the cgroups made since that the config's cgroup patterns match: how many were added, or negative errno.
+ * The tree is read only when cgroups were made since the last look. */
 int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg);
+/* How many times the cgroup tree was looked at for the config's cgroup patterns. */
+unsigned bpf_capture_cgroup_looks(const struct bpf_capture *c);
 /* Select nothing from now on: the programs stay attached (they run while their events exist, enabled or
  * not) but write no more records. */
 void bpf_capture_stop(struct bpf_capture *c);

@@ -1080,6 +1080,10 @@ static void report(struct daemon *d) {
         if (follow_full)
                 log_warning("%" PRIu64 " new processes of pids watched with children = true could not be followed: "
                             "the capture's table of %d pids was full", follow_full, CAPTURE_MAX_IDS);
+        unsigned looks = d->capture ? bpf_capture_cgroup_looks(d->capture) : 0;
+        if (looks)
+                log_info("cgroup entries: the cgroup tree was read %u times (at start, at reloads, and after cgroups "
+                         "were made)", looks);
 }
 
 /* Run from a shell, for the config the installed unit reads: what the unit's sandbox would not let the daemon

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "util.h"
 
 #define PATH_MAX_CGROUP 4096
 
@@ -118,21 +119,42 @@ static unsigned path_depth(const char *pattern) {
 }
 
 struct cgroup_search {
-        const char *pattern; /* a path glob, */
-        unsigned depth;      /* with this many levels; */
-        const char *name;    /* or a name, at any level up to CGROUP_FIND_DEPTH */
-        int (*found)(void *userdata, const char *path, uint64_t id);
+        const char *const *patterns; /* path globs, */
+        size_t n_patterns;
+        unsigned depth[CGROUP_PATTERNS_MAX]; /* each with this many levels; */
+        const char *name;                    /* or a name, at any level up to CGROUP_FIND_DEPTH */
+        int (*found)(void *userdata, size_t which, const char *path, uint64_t id);
         void *userdata;
+        unsigned dirs_read;
 };
 
-/* dir_fd is the cgroup at rel (depth levels below the root). */
-static int find_below(int dir_fd, char *rel, size_t rel_len, unsigned depth, const struct cgroup_search *q) {
+/* Whether the component at level (0: the first below the root) of pattern matches name. */
+static bool component_matches(const char *pattern, unsigned level, const char *name) {
+        const char *p = pattern;
+        for (unsigned l = 0; l <= level; l++) {
+                p += strspn(p, "/");
+                if (l < level)
+                        p += strcspn(p, "/");
+        }
+        char comp[CGROUP_PATTERN_SIZE];
+        size_t len = strcspn(p, "/");
+        if (len >= sizeof(comp))
+                return false;
+        memcpy(comp, p, len);
+        comp[len] = 0;
+        return fnmatch(comp, name, 0) == 0;
+}
+
+/* dir_fd is the cgroup at rel (depth levels below the root); alive: the patterns whose first depth components
+ * matched on the way here.  A subtree no pattern can match below is not read. */
+static int find_below(int dir_fd, char *rel, size_t rel_len, unsigned depth, uint64_t alive, struct cgroup_search *q) {
         DIR *d = fdopendir(dir_fd);
         if (!d) {
                 int r = -errno;
                 close(dir_fd);
                 return r;
         }
+        q->dirs_read++;
         int n = 0;
         struct dirent *de;
         while ((de = readdir(d))) {
@@ -143,53 +165,100 @@ static int find_below(int dir_fd, char *rel, size_t rel_len, unsigned depth, con
                         continue;
                 rel[rel_len] = '/';
                 memcpy(rel + rel_len + 1, de->d_name, len + 1);
+                uint64_t matched = 0, below = 0;
+                if (q->name) {
+                        if (strcmp(de->d_name, q->name) == 0)
+                                matched = 1;
+                        else if (depth + 1 < CGROUP_FIND_DEPTH)
+                                below = 1;
+                } else
+                        for (size_t i = 0; i < q->n_patterns; i++)
+                                if ((alive & (1ull << i)) && component_matches(q->patterns[i], depth, de->d_name)) {
+                                        if (depth + 1 == q->depth[i])
+                                                matched |= 1ull << i;
+                                        else
+                                                below |= 1ull << i;
+                                }
                 int r = 0;
-                bool match = q->name ? strcmp(de->d_name, q->name) == 0
-                                     : depth + 1 == q->depth && fnmatch(q->pattern, rel, FNM_PATHNAME) == 0;
                 struct stat st;
-                if (match && fstatat(dirfd(d), de->d_name, &st, 0) == 0) {
-                        r = q->found(q->userdata, rel, (uint64_t) st.st_ino);
-                        r = r < 0 ? r : 1;
-                }
-                if (r >= 0 && !match && depth + 1 < (q->name ? CGROUP_FIND_DEPTH : q->depth)) {
+                if (matched && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+                        for (size_t i = 0; r >= 0 && i < MAX(q->n_patterns, (size_t) 1); i++)
+                                if (matched & (1ull << i)) {
+                                        r = q->found(q->userdata, i, rel, (uint64_t) st.st_ino);
+                                        n += r >= 0;
+                                }
+                if (r >= 0 && below) {
                         int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (fd >= 0)
-                                r = find_below(fd, rel, rel_len + 1 + len, depth + 1, q);
+                                r = find_below(fd, rel, rel_len + 1 + len, depth + 1, below, q);
+                        n += r > 0 ? r : 0;
                 }
                 rel[rel_len] = 0;
                 if (r < 0) {
                         n = r;
                         break;
                 }
-                n += r;
         }
         closedir(d);
         return n;
 }
 
-static int search(const char *root, const struct cgroup_search *q) {
+static int search(const char *root, uint64_t alive, struct cgroup_search *q) {
         int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         char rel[PATH_MAX_CGROUP] = "";
-        return find_below(fd, rel, 0, 0, q);
+        return find_below(fd, rel, 0, 0, alive, q);
+}
+
+int cgroup_find_all(const char *root, const char *const *patterns, size_t n,
+                    int (*found)(void *userdata, size_t which, const char *path, uint64_t id), void *userdata,
+                    unsigned *ret_dirs_read) {
+        if (n > CGROUP_PATTERNS_MAX)
+                return -E2BIG;
+        struct cgroup_search q = { .patterns = patterns, .n_patterns = n, .found = found, .userdata = userdata };
+        uint64_t alive = 0; /* the patterns below the root: "/" is the root itself */
+        int n_root = 0;
+        for (size_t i = 0; i < n; i++) {
+                q.depth[i] = path_depth(patterns[i]);
+                if (q.depth[i]) {
+                        alive |= 1ull << i;
+                        continue;
+                }
+                struct stat st;
+                if (stat(root, &st) < 0)
+                        return -errno;
+                int r = found(userdata, i, "/", (uint64_t) st.st_ino);
+                if (r < 0)
+                        return r;
+                n_root++;
+        }
+        int r = alive ? search(root, alive, &q) : 0;
+        if (ret_dirs_read)
+                *ret_dirs_read = q.dirs_read;
+        return r < 0 ? r : r + n_root;
+}
+
+struct one_pattern {
+        int (*found)(void *userdata, const char *path, uint64_t id);
+        void *userdata;
+};
+
+static int one_found(void *userdata, size_t which, const char *path, uint64_t id) {
+        const struct one_pattern *o = userdata;
+        (void) which;
+        return o->found(o->userdata, path, id);
 }
 
 int cgroup_find(const char *root, const char *pattern,
                 int (*found)(void *userdata, const char *path, uint64_t id), void *userdata) {
-        if (strcmp(pattern, "/") == 0) {
-                struct stat st;
-                if (stat(root, &st) < 0)
-                        return -errno;
-                int r = found(userdata, "/", (uint64_t) st.st_ino);
-                return r < 0 ? r : 1;
-        }
-        struct cgroup_search q = { .pattern = pattern, .depth = path_depth(pattern), .found = found, .userdata = userdata };
-        return search(root, &q);
+        struct one_pattern o = { found, userdata };
+        return cgroup_find_all(root, &pattern, 1, one_found, &o, NULL);
 }
 
 int cgroup_find_named(const char *root, const char *name,
                       int (*found)(void *userdata, const char *path, uint64_t id), void *userdata) {
-        struct cgroup_search q = { .name = name, .found = found, .userdata = userdata };
-        return search(root, &q);
+        struct one_pattern o = { found, userdata };
+        struct cgroup_search q = { .name = name, .found = one_found, .userdata = &o };
+        return search(root, 1, &q);
 }

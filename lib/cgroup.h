@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,14 +27,22 @@ int proc_cgroup(const char *proc_root, uint32_t pid, char ret[static CGROUP_PATH
  * is mounted nowhere (a v1-only layout).  ret untouched on failure. */
 int cgroup2_mount_point(const char *mountinfo_path, char *ret, size_t size);
 
-/* Each cgroup below root (a cgroup2 mount point) whose path from root matches pattern, as fnmatch(3) with
- * FNM_PATHNAME ("/" is the root itself): found() gets its path from root and its id (its directory's inode, what
- * the kernel calls the cgroup's id).  Only the levels the pattern has are read.  The number found, or the first
- * negative errno of found() or of root. */
+#define CGROUP_FIND_DEPTH 32   /* levels cgroup_find_named() looks at: the capture's CAPTURE_CGROUP_DEPTH */
+#define CGROUP_PATTERNS_MAX 64 /* cgroup globs a watch list may give: the config's bound */
+#define CGROUP_PATTERN_SIZE 512
+
+/* Each cgroup below root (a cgroup2 mount point) whose path from root matches one of the patterns, as fnmatch(3)
+ * with FNM_PATHNAME ("/" is the root itself): found() gets which pattern, the path from root and the cgroup's id
+ * (its directory's inode, what the kernel calls it).  One walk for them all, which reads a directory only where
+ * some pattern's leading components match the way there.  The number found, or the first negative errno of
+ * found() or of root (-E2BIG: more than CGROUP_PATTERNS_MAX patterns).  ret_dirs_read (optional): how many
+ * directories were read. */
+int cgroup_find_all(const char *root, const char *const *patterns, size_t n,
+                    int (*found)(void *userdata, size_t which, const char *path, uint64_t id), void *userdata,
+                    unsigned *ret_dirs_read);
+/* The same for one pattern. */
 int cgroup_find(const char *root, const char *pattern,
                 int (*found)(void *userdata, const char *path, uint64_t id), void *userdata);
-
-#define CGROUP_FIND_DEPTH 32 /* levels cgroup_find_named() looks at: the capture's CAPTURE_CGROUP_DEPTH */
 
 /* The same for each cgroup named name, at any level (a unit's, as systemd names them): not below a match. */
 int cgroup_find_named(const char *root, const char *name,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "cgroup.h"
 #include "util.h"
 #include "watch.h"
 
@@ -190,6 +191,11 @@ static int parse_watch_key(const struct parse *p, const config_setting_t *s, str
                 if (v[0] != '/' || strstr(v, "//") || (v[1] && v[strlen(v) - 1] == '/'))
                         return fail(p, s, "cgroup \"%s\" is not a cgroup v2 path such as "
                                     "\"/system.slice/docker-*.scope\"", v);
+                unsigned levels = 0;
+                for (const char *c = v; *c; c++)
+                        levels += *c == '/' && c[1];
+                if (levels > CGROUP_FIND_DEPTH)
+                        return fail(p, s, "cgroup \"%.40s...\" is more than %d levels deep", v, CGROUP_FIND_DEPTH);
                 w->keys |= WATCH_KEY_CGROUP;
         } else if (strcmp(name, "exe") == 0) {
                 if ((r = get_watch_string(p, s, name, w->exe, sizeof(w->exe), &v)) < 0)
@@ -749,14 +755,18 @@ static int scan_text(const struct parse *p, const char *text) {
  * kernel's filter of one page (where the capture is never used; with "auto", start says so if it must fall
  * back, and --check-config warns). */
 static int check_watch_limits(const struct parse *p, const config_setting_t *s, const struct config *c) {
-        unsigned pids = 0, names = 0, globs = 0, keys = 0;
+        unsigned pids = 0, names = 0, globs = 0, keys = 0, cgroups = 0;
         for (size_t i = 0; i < c->n_watch; i++) {
                 const struct watch *w = &c->watch[i];
+                cgroups += !!(w->keys & WATCH_KEY_CGROUP);
                 pids += !!(w->keys & WATCH_KEY_PID);
                 names += (w->keys & WATCH_KEY_COMM) && !w->comm_glob;
                 globs += (w->keys & WATCH_KEY_COMM) && w->comm_glob;
                 keys += !!(w->keys & WATCH_KEY_UID) + !!(w->keys & WATCH_KEY_UNIT) + !!(w->keys & WATCH_KEY_EXE);
         }
+        if (cgroups > CGROUP_PATTERNS_MAX)
+                return fail(p, s, "the watch list has %u cgroup entries: at most %d (the cgroup tree is searched for "
+                            "all of them as cgroups come)", cgroups, CGROUP_PATTERNS_MAX);
         if (c->capture != CAPTURE_REMOTE_READ &&
             (pids > CAPTURE_MAX_IDS || names > CAPTURE_MAX_NAMES || globs > CAPTURE_MAX_GLOBS ||
              keys > CAPTURE_MAX_KEYS))

@@ -171,4 +171,31 @@ for cap in bpf remote-read; do
         fi
         rm -f "$T/child.truth" "$T/grandchild.truth"
 done
+
+echo "== cgroup entries over 2,000 cgroups: bounded; the tree read at start and only after cgroups are made (none"
+echo "   while idle); a matching cgroup made later traced from its first call; a comm entry beside them traced too"
+mkdir "$CG/$SEL-many"
+(cd "$CG/$SEL-many" && for i in $(seq 40); do mkdir "n$i" && for j in $(seq 50); do mkdir "n$i/m$j"; done; done)
+entries=
+for i in $(seq 10); do entries="$entries { cgroup = \"/$SEL-many/n$i/nothing-$i-*\"; },"; done
+many="{ cgroup = \"/x0\"; }"
+for i in $(seq 64); do many="$many, { cgroup = \"/x$i\"; }"; done
+write_config "$T/many.conf" "watch = ( $many );"
+"$AIOTRACED" --check-config -c "$T/many.conf" >/dev/null 2>"$T/many.err" && fail "65 cgroup entries were taken"
+grep -q 'the watch list has 65 cgroup entries: at most 64' "$T/many.err" || fail "the bound was not said: $(cat "$T/many.err")"
+write_config "$T/cgs.conf" "$CALLS" 'capture = "bpf";' 'drain_interval_ms = 5;' \
+        "watch = ( $entries { cgroup = \"/$SEL-late-*\"; }, { comm = \"aio-beside\"; } );"
+start_daemon "$T/cgs.conf" "$T/cgs.out"
+sleep 3 # idle: nothing made, nothing read
+mkdir "$CG/$SEL-late-1"
+sleep 1.5 # the next look, at most a second later
+in_cgroup "$SEL-late-1" --comm aio-sel --truth "$T/late.truth" --dir "$T/w" --pause-us 20000 || fail "workload failed"
+"$WORKLOAD" --comm aio-beside --truth "$T/beside.truth" --dir "$T/w" --pause-us 20000 || fail "workload failed"
+stop_daemon "$T/cgs.out"
+rmdir "$CG/$SEL-late-1"
+compare --trace "$T/cgs.out" --truth "$T/late.truth" --truth "$T/beside.truth" --strict
+looks=$(sed -n 's/^aiotraced: cgroup entries: the cgroup tree was read \([0-9]*\) times.*/\1/p' "$T/cgs.out.err")
+echo "the cgroup tree was read ${looks:-?} times"
+[ -n "$looks" ] && [ "$looks" -le 3 ] || fail "the cgroup tree was read ${looks:-an unknown number of} times, not at start and after the mkdir alone"
+find "$CG/$SEL-many" -depth -type d -exec rmdir {} +
 echo "PASS"

@@ -62,6 +62,10 @@ static int collect(void *userdata, const char *path, uint64_t id) {
         return 0;
 }
 
+static int collect_each(void *userdata, size_t which, const char *path, uint64_t id) {
+        return collect((struct found *) userdata + which, path, id);
+}
+
 int main(void) {
         CASE("the unit of a cgroup path");
         unit_is("/system.slice/mariadb.service", 0, "mariadb.service");
@@ -126,6 +130,26 @@ int main(void) {
         struct stat st;
         CHECK(stat(inner, &st) == 0 && f.last_id == (uint64_t) st.st_ino);
         CHECK_EQ(cgroup_find("/nonexistent-root", "/x", collect, &f), -ENOENT);
+
+        CASE("many patterns in one walk, each told apart; a subtree no pattern's leading components match is not read");
+        snprintf(path, sizeof(path), "cd %s/cg && for i in $(seq 50); do mkdir -p big/n$i/m1 big/n$i/m2; done", dir);
+        CHECK_EQ(system(path), 0);
+        snprintf(path, sizeof(path), "%s/cg", dir);
+        const char *patterns[] = { "/system.slice/docker-*.scope", "/", "/a/b/*", "/system.slice/*/inner", "/none/*" };
+        struct found each[ELEMENTS(patterns)] = {};
+        unsigned dirs_read = 0;
+        CHECK_EQ(cgroup_find_all(path, patterns, ELEMENTS(patterns), collect_each, each, &dirs_read), 5);
+        CHECK_STR(each[0].paths, " /system.slice/docker-1.scope /system.slice/docker-2.scope");
+        CHECK_STR(each[1].paths, " /");
+        CHECK_STR(each[2].paths, " /a/b/c");
+        CHECK_STR(each[3].paths, " /system.slice/docker-1.scope/inner");
+        CHECK_STR(each[4].paths, "");
+        /* the root, system.slice and its three scopes, a, a/b: never big/ and its 150 */
+        CHECK_EQ(dirs_read, 7);
+        const char *too_many[CGROUP_PATTERNS_MAX + 1];
+        for (size_t i = 0; i < ELEMENTS(too_many); i++)
+                too_many[i] = "/x";
+        CHECK_EQ(cgroup_find_all(path, too_many, ELEMENTS(too_many), collect_each, each, NULL), -E2BIG);
         snprintf(path, sizeof(path), "rm -rf %s", dir);
         CHECK_EQ(system(path), 0);
         return test_result("test-cgroup");

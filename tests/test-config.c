@@ -240,7 +240,6 @@ static const char *many_comms(unsigned n, bool glob, const char *capture) {
         return text;
 }
 
-/* Keys combine within an entry; each is kept as written. */
 /* An exe given as a symbolic link is the file it names (whose directory and name an upgrade replaces). */
 static void test_exe_link(void) {
         char real[300], link[300], text[800];
@@ -259,6 +258,7 @@ static void test_exe_link(void) {
         config_free(c);
 }
 
+/* Keys combine within an entry; each is kept as written. */
 static void test_watch_keys(void) {
         struct config *c = load_text("watch = (\n"
                                      "  { unit = \"mariadb.service\"; comm = \"ib_io_*\"; },\n"
@@ -302,6 +302,13 @@ static void test_watch_limits(void) {
         c = load_text(many_comms(64, true, "auto"));
         CHECK(c && c->n_watch == 64);
         config_free(c);
+        /* cgroup patterns: bounded whatever the capture */
+        static char cgroups[8192];
+        size_t len = (size_t) snprintf(cgroups, sizeof(cgroups), "capture = \"remote-read\";\nwatch = (");
+        for (unsigned i = 0; i < 65; i++)
+                len += (size_t) snprintf(cgroups + len, sizeof(cgroups) - len, "%s { cgroup = \"/a-%u/*\"; }", i ? "," : "", i);
+        snprintf(cgroups + len, sizeof(cgroups) - len, " );\n");
+        expect_error(cgroups, 2, "the watch list has 65 cgroup entries: at most 64");
         expect_error(many_comms(65, true, "bpf"), 2, "the watch list has 0 pids, 0 exact names, 65 globs and 0 users, "
                                                    "units and executables: the in-kernel capture takes at most 4096, "
                                                    "1024, 64 and 1024");
