@@ -566,6 +566,7 @@ bool engine_drain(struct engine *e, uint64_t until) {
                 thread_table_sweep(&e->threads, e->processed_up_to);
         /* Everything up to `until` is processed: the intervals that ended by then are complete. */
         tracker_tick(&e->tracker, until);
+        tracker_prime(&e->tracker);
         e->drains++;
         return held;
 }

@@ -211,16 +211,18 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         *ret_state = captured ? PATH_OK : PATH_UNVERIFIED;
 }
 
-size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid) {
+size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid, long *pos, size_t max, bool *ret_done) {
         char dir_path[128];
         snprintf(dir_path, sizeof(dir_path), "%s/%u/fd", c->proc_root, pid);
         DIR *dir = opendir(dir_path);
+        *ret_done = true;
         if (!dir)
                 return 0;
+        if (*pos)
+                seekdir(dir, *pos); /* /proc's fd directories go on from an fd number */
         size_t n = 0;
         struct dirent *de;
-        /* no more than the table holds: past that, each would replace another */
-        while (n < c->cap && (de = readdir(dir))) {
+        while (n < max && (de = readdir(dir))) {
                 char *end;
                 unsigned long fd = strtoul(de->d_name, &end, 10);
                 if (*end || end == de->d_name || fd > UINT32_MAX)
@@ -229,11 +231,15 @@ size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid) {
                 uint32_t mnt_id;
                 uint64_t ino;
                 c->lookups++;
+                n++;
                 if (fdpath_resolve(c->proc_root, pid, (uint32_t) fd, &p, &mnt_id, &ino) < 0)
                         continue;
                 file_remember(c, mnt_id, ino, p);
                 path_str_unref(p);
-                n++;
+        }
+        if (n == max) {
+                *pos = telldir(dir);
+                *ret_done = *pos < 0;
         }
         closedir(dir);
         return n;

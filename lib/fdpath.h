@@ -71,9 +71,11 @@ void fdpath_cache_done(struct fdpath_cache *c);
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state);
 
-/* Every file pid has open now, remembered by its identity: a file the kernel names at a later call is then
- * known even when it was closed before that call's path could be looked up.  Returns how many. */
-size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid);
+/* The files pid has open now, remembered by their identity: a file the kernel names at a later call is then
+ * known even when it was closed before that call's path could be looked up.  At most max of them, from *pos on
+ * (0: the first), which is left where the next call goes on; *ret_done when none is left.  Returns how many
+ * were looked at. */
+size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid, long *pos, size_t max, bool *ret_done);
 
 /* Forget a process's fds (it exited or exec'd). */
 void fdpath_forget(struct fdpath_cache *c, uint32_t pid);

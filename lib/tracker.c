@@ -32,6 +32,9 @@ struct proc {
         bool reaps_by_call; /* io_getevents returned completions of it: one seen reaped in the ring may be in one */
         uint32_t n_done_in_ring; /* of n_inflight: completed, seen in the ring, waiting to be known reaped */
         uint64_t interval_start;
+        long prime_pos;      /* where the look at its open files goes on (fdpath_prime) */
+        uint32_t primed;     /* of its files looked at */
+        bool prime_queued;
         struct proc_interval iv;
         struct histogram *latency; /* allocated with the process, not per request */
 };
@@ -109,13 +112,38 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         if (t->opt.proc_root && proc_cgroup(t->opt.proc_root, pid, p->cgroup) >= 0)
                 (void) cgroup_path_unit(p->cgroup, p->unit);
         /* Files it opened before tracing began, and closes before a request's path is looked up (a database
-         * reopening its tablespaces), keep their paths. */
-        if (t->opt.paths && t->opt.paths_by_identity)
-                (void) fdpath_prime(&t->paths, pid);
+         * reopening its tablespaces), keep their paths: looked at after this drain, a few at a time. */
+        if (t->opt.paths && t->opt.paths_by_identity && t->prime_n < TRACKER_PRIME_QUEUE) {
+                t->prime_queue[(t->prime_head + t->prime_n++) % TRACKER_PRIME_QUEUE] = pid;
+                p->prime_queued = true;
+        }
         if (t->next_summary)
                 p->interval_start = t->next_summary - t->opt.summary_interval_ns;
         comm_copy(p->comm, comm && comm[0] ? comm : "?");
         return p;
+}
+
+/* Each process in the queue in turn, a chunk of its files at a time; one that has more goes to the back.  At
+ * most a quarter of the cache's room for one process: the others' files keep theirs. */
+void tracker_prime(struct tracker *t) {
+        size_t budget = TRACKER_PRIME_PER_DRAIN, per_process = t->paths.cap / 4;
+        while (budget && t->prime_n) {
+                uint32_t pid = t->prime_queue[t->prime_head];
+                t->prime_head = (t->prime_head + 1) % TRACKER_PRIME_QUEUE;
+                t->prime_n--;
+                struct proc *p = proc_find(t, pid);
+                if (!p || !p->prime_queued)
+                        continue; /* gone since */
+                bool done;
+                size_t n = fdpath_prime(&t->paths, pid, &p->prime_pos, MIN(MIN(budget, (size_t) TRACKER_PRIME_CHUNK),
+                                                                            per_process - p->primed), &done);
+                budget -= MIN(n, budget);
+                p->primed += (uint32_t) n;
+                if (done || p->primed >= per_process)
+                        p->prime_queued = false;
+                else
+                        t->prime_queue[(t->prime_head + t->prime_n++) % TRACKER_PRIME_QUEUE] = pid;
+        }
 }
 
 static void proc_remove(struct tracker *t, struct proc *p) {

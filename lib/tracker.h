@@ -173,6 +173,10 @@ struct proc;
 #define TRACKER_EARLY_HOLD_NS 1000000000ull
 #define TRACKER_EARLY_MAX 64
 
+#define TRACKER_PRIME_QUEUE 4096 /* processes waiting to have their files looked at; past it, they are not */
+#define TRACKER_PRIME_PER_DRAIN 256 /* files looked at after each drain, at most */
+#define TRACKER_PRIME_CHUNK 32      /* of one process before the next one's turn */
+
 struct tracker {
         struct tracker_options opt;
         struct tracker_callbacks cb;
@@ -200,6 +204,12 @@ struct tracker {
          * until a submit that began before the completion claims one, or TRACKER_EARLY_HOLD_NS has passed. */
         struct request *early;
         size_t n_early;
+
+        /* Processes whose open files are still to be looked at (fdpath_prime), a few of each at a time, after
+         * each drain: a process with thousands of files, forked hundreds of times, costs the other processes'
+         * records nothing. */
+        uint32_t prime_queue[TRACKER_PRIME_QUEUE];
+        size_t prime_head, prime_n;
 
         uint64_t next_summary; /* 0: not started */
         uint64_t interval_lost; /* records lost in the interval in progress */
@@ -270,6 +280,9 @@ void tracker_note_lost(struct tracker *t, uint64_t records);
 
 /* Summaries of every interval that ended by `until`, for each process that did AIO in it. */
 void tracker_tick(struct tracker *t, uint64_t until);
+/* Look at the open files of the processes new since (TRACKER_PRIME_PER_DRAIN at most, a chunk of each in turn):
+ * called after each drain. */
+void tracker_prime(struct tracker *t);
 /* At the end of tracing: the summaries of the interval in progress. */
 void tracker_finish(struct tracker *t, uint64_t now);
 

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -539,6 +540,44 @@ static void run_burst(unsigned n) {
         do_destroy(ctx);
 }
 
+/* A process with many files open that starts many children, each making one AIO request and ending: what any
+ * user can do to a tracer that looks at each new process's files.  No truth: what is measured is what it does to
+ * the tracing of others. */
+static void run_fan_out(unsigned children, unsigned open_fds, unsigned linger_ms) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/fan-out.dat", dir);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || ftruncate(fd, 4096) < 0)
+                die(path);
+        for (unsigned i = 0; i < open_fds; i++)
+                if (open(path, O_RDONLY) < 0)
+                        die("open (--open-fds: raise the limit on open files)");
+        for (unsigned i = 0; i < children; i++) {
+                pid_t pid = fork();
+                if (pid < 0)
+                        die("fork");
+                if (pid > 0)
+                        continue;
+                aio_context_t ctx = 0;
+                static char buf[512];
+                struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t) fd,
+                                   .aio_buf = (uintptr_t) buf, .aio_nbytes = sizeof(buf) };
+                struct iocb *pp[1] = { &cb };
+                struct io_event ev;
+                if (syscall(SYS_io_setup, 1, &ctx) < 0 || syscall(SYS_io_submit, ctx, 1, pp) != 1 ||
+                    syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
+                        _exit(1);
+                syscall(SYS_io_destroy, ctx);
+                usleep(linger_ms * 1000);
+                _exit(0);
+        }
+        unsigned failed = 0;
+        for (int status; wait(&status) > 0;)
+                failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        if (failed)
+                die("a child's AIO failed");
+}
+
 /* The benchmark's load: O_DIRECT 4 KiB random reads of `file`, `depth` in flight, submitted `batch` at a time
  * and reaped as they come (batch 1: one iocb per io_submit, one event per io_getevents), for `secs`
  * seconds.  No truth per call (it would cost more than the calls): it counts them, and says so at the end. */
@@ -862,6 +901,8 @@ static void usage(FILE *f) {
                 "    [--depth N] [--batch N] --batch N a call (16); prints calls, iocbs, seconds and IOPS\n"
                 "  --getppid N              no AIO: getppid N times, for what the tracepoints cost every process;\n"
                 "                           prints ns a call\n"
+                "  --fan-out N [--open-fds M] with M files open, N children that each make one AIO request\n"
+                "                           (and stay --linger-ms)\n"
                 "Options:\n"
                 "  --truth FILE             where the ground truth goes (/dev/null)\n"
                 "  --dir DIR                where the files are made (/tmp)\n"
@@ -883,13 +924,15 @@ int main(int argc, char **argv) {
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
                 { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' },
-                { "getppid", required_argument, NULL, 'G' }, { "help", no_argument, NULL, 'h' }, {},
+                { "getppid", required_argument, NULL, 'G' }, { "fan-out", required_argument, NULL, 'O' },
+                { "open-fds", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
         const char *bench_file = NULL;
         unsigned long getppid_calls = 0;
+        unsigned fan_out = 0, open_fds = 0;
         bool hold = false, then_exec = false, reaper_first = false;
         unsigned reaper_thread_rounds = 0, user_reap_rounds = 0;
         int c;
@@ -955,6 +998,12 @@ int main(int argc, char **argv) {
                 case 'G':
                         getppid_calls = strtoul(optarg, NULL, 10);
                         break;
+                case 'O':
+                        fan_out = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'o':
+                        open_fds = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -964,6 +1013,10 @@ int main(int argc, char **argv) {
                 }
         if (getppid_calls) {
                 run_getppid(getppid_calls);
+                return 0;
+        }
+        if (fan_out) {
+                run_fan_out(fan_out, open_fds, linger_ms);
                 return 0;
         }
         if (bench_secs) {

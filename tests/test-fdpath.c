@@ -177,13 +177,25 @@ int main(void) {
                 for (int other = 0; other < 65536; other++)
                         if (other != fd_d)
                                 close(other);
+                for (int more = 1; more <= 10; more++) /* the same file under 10 more fds, after it */
+                        dup2(fd_d, fd_d + more);
                 raise(SIGSTOP);
                 _exit(0);
         }
         int status = 0;
         CHECK(child > 0 && waitpid(child, &status, WUNTRACED) == child && WIFSTOPPED(status));
         close(fd_d);
-        CHECK_EQ(fdpath_prime(&c, (uint32_t) child), 1);
+        /* a few at a time, each call going on where the last stopped */
+        long pos = 0;
+        bool done = false;
+        uint64_t before = c.lookups;
+        CHECK_EQ(fdpath_prime(&c, (uint32_t) child, &pos, 4, &done), 4);
+        CHECK(!done && pos > 0);
+        CHECK_EQ(fdpath_prime(&c, (uint32_t) child, &pos, 4, &done), 4);
+        CHECK(!done);
+        CHECK_EQ(fdpath_prime(&c, (uint32_t) child, &pos, 4, &done), 3);
+        CHECK(done);
+        CHECK_EQ(c.lookups, before + 11);
         kill(child, SIGKILL);
         waitpid(child, &status, 0);
         /* the process gone: its fd names nothing, the file is known by its identity */
@@ -191,7 +203,9 @@ int main(void) {
         CHECK_EQ(st, PATH_OK);
         CHECK_STR(p ? p->s : NULL, path_d);
         path_str_unref(p);
-        CHECK_EQ(fdpath_prime(&c, 0x3ffffff0), 0);
+        pos = 0;
+        CHECK_EQ(fdpath_prime(&c, 0x3ffffff0, &pos, 4, &done), 0);
+        CHECK(done);
 
         CASE("a cached path outlives its entry");
         /* a cached path outlives the cache entry for whoever holds it */
