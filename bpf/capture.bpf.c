@@ -67,12 +67,28 @@ struct cgroup {
 struct css_set {
         struct cgroup *dfl_cgrp; /* the task's cgroup of the v2 hierarchy */
 } __attribute__((preserve_access_index));
+/* A task's pid in each namespace it is in, from the first (level 0) to its own. */
+struct ns_common {
+        unsigned int inum;
+} __attribute__((preserve_access_index));
+struct pid_namespace {
+        struct ns_common ns;
+} __attribute__((preserve_access_index));
+struct upid {
+        int nr;
+        struct pid_namespace *ns;
+} __attribute__((preserve_access_index));
+struct pid {
+        unsigned int level;
+        struct upid numbers[1];
+} __attribute__((preserve_access_index));
 struct task_struct {
         unsigned int flags;
         int pid;
         int tgid;
         char comm[16];
         struct task_struct *group_leader;
+        struct pid *thread_pid;
         struct files_struct *files;
         struct mm_struct *mm;
         struct css_set *cgroups;
@@ -124,6 +140,35 @@ const volatile __u16 proc_exec_tp_id = 0;
 const volatile __u16 uring_submit_tp_id = 0;
 const volatile __u16 uring_complete_tp_id = 0;
 const volatile __u16 uring_overflow_tp_id = 0;
+/* The daemon's pid namespace (its nsfs device and inode), when it is not the first: the pids a record carries of
+ * its own are the ones the daemon sees, as perf gives its samples'.  0: the host's, as the kernel has them. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+const volatile __u32 pidns_level = 0; /* its depth: 0 for the first */
+
+/* The current thread's (tgid << 32 | pid) as the daemon's pid namespace sees it: 0 for one it cannot see. */
+static __always_inline __u64 seen_pid_tgid(void) {
+        if (!pidns_ino)
+                return bpf_get_current_pid_tgid();
+        struct bpf_pidns_info ns = {};
+        if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) < 0)
+                return 0;
+        return (__u64) ns.tgid << 32 | ns.pid;
+}
+
+/* A task's pid (or with group, its process's) as the daemon's pid namespace sees it: 0 for one it cannot see. */
+static __always_inline __u32 task_seen_pid(struct task_struct *t, int group) {
+        if (!pidns_ino)
+                return group ? (__u32) BPF_CORE_READ(t, tgid) : (__u32) BPF_CORE_READ(t, pid);
+        struct pid *p = group ? BPF_CORE_READ(t, group_leader, thread_pid) : BPF_CORE_READ(t, thread_pid);
+        if (!p || BPF_CORE_READ(p, level) < pidns_level)
+                return 0;
+        struct upid *up = (struct upid *) ((char *) p + bpf_core_field_offset(struct pid, numbers) +
+                                           (pidns_level & 31) * bpf_core_type_size(struct upid));
+        if (BPF_CORE_READ(up, ns, ns.inum) != pidns_ino)
+                return 0; /* another namespace at the daemon's depth */
+        return (__u32) BPF_CORE_READ(up, nr);
+}
 
 #define SEG_HDR sizeof(struct capture_segment)
 /* Offsets into the scratch buffer are masked to below OFF_LIMIT and lengths to below LEN_LIMIT, so the verifier
@@ -446,6 +491,10 @@ static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *t
         struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
         if (!w)
                 return 0;
+        /* A daemon in a container sees its own: what it cannot see is never watched, nor its pids taken for
+         * another process's (on the host, no code at all: pidns_ino is a constant the verifier knows). */
+        if (pidns_ino && !seen_pid_tgid())
+                return 0;
         if (w->all)
                 return 1;
         __u64 have = w->bits;
@@ -460,7 +509,7 @@ static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *t
         l->set = w->set & 1;
         __u32 set = l->set;
         if (w->need[CAPTURE_CLASS_ID]) {
-                __u64 id = bpf_get_current_pid_tgid();
+                __u64 id = seen_pid_tgid();
                 have &= ~w->need[CAPTURE_CLASS_ID] | id_mask(set, (__u32) (id >> 32)) | id_mask(set, (__u32) id);
         }
         if (have && w->need[CAPTURE_CLASS_UID]) {
@@ -504,7 +553,9 @@ static __always_inline int was_watched(struct thread_state *ts) {
         if (ts && ts->verdict_valid && ts->generation == w->generation)
                 return ts->watched;
         /* no call of this thread: its process's pid may be watched all the same */
-        __u64 id = bpf_get_current_pid_tgid();
+        __u64 id = seen_pid_tgid();
+        if (!id)
+                return 0;
         return w->all || (w->need[CAPTURE_CLASS_ID] & id_mask(w->set & 1, (__u32) (id >> 32)));
 }
 
@@ -1099,7 +1150,7 @@ int proc_exit(struct proc_exit_ctx *ctx) {
                 return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct scratch *s = record_begin(&l, thread_state_if_any());
-        forget_followed((__u32) (bpf_get_current_pid_tgid() >> 32));
+        forget_followed((__u32) (seen_pid_tgid() >> 32));
         uring_forget((__u32) (bpf_get_current_pid_tgid() >> 32));
         if (!s)
                 return NEUTRAL;
@@ -1158,14 +1209,18 @@ int proc_fork(__u64 *ctx) {
         int child_pid = BPF_CORE_READ(child, pid), child_tgid = BPF_CORE_READ(child, tgid);
         if (child_pid != child_tgid)
                 return 0;
-        struct capture_id_key key = { .set = w->set & 1, .id = (__u32) BPF_CORE_READ(parent, tgid) };
+        /* the watch list's pids are the daemon's */
+        __u32 parent_seen = task_seen_pid(parent, 1), child_seen = task_seen_pid(child, 1);
+        if (!parent_seen || !child_seen)
+                return 0;
+        struct capture_id_key key = { .set = w->set & 1, .id = parent_seen };
         struct capture_id *p = bpf_map_lookup_elem(&watch_ids, &key);
         if (!p || !(p->follow & w->follow))
                 return 0;
         struct capture_id child_id = {
                 .mask = p->follow, .follow = p->follow, .followed = 1, .root = p->followed ? p->root : key.id
         };
-        key.id = (__u32) child_tgid;
+        key.id = child_seen;
         if (bpf_map_update_elem(&watch_ids, &key, &child_id, BPF_NOEXIST) != 0 &&
             !bpf_map_lookup_elem(&watch_ids, &key))
                 count(CAPTURE_CNT_FOLLOW_FULL);
@@ -1203,11 +1258,16 @@ int proc_exit_group(struct enter_ctx *ctx) {
 #define REQ_F_FIXED_FILE 0x1
 
 /* The owner of each ring a watched process submitted to: a completion may be posted by any task. */
+struct uring_owner {
+        __u32 tgid;      /* the kernel's */
+        __u32 seen_tgid; /* the daemon's pid namespace's */
+};
+
 struct {
         __uint(type, BPF_MAP_TYPE_LRU_HASH);
         __uint(max_entries, CAPTURE_MAX_URING_RINGS);
         __type(key, __u64);
-        __type(value, __u32);
+        __type(value, struct uring_owner);
 } uring_owners SEC(".maps");
 
 /* A process's end: its requests in flight are abandoned then, so the cancellations its rings' teardown posts
@@ -1219,9 +1279,9 @@ struct uring_walk {
         __u64 ring[URING_RINGS_AT_EXIT];
 };
 
-static long collect_uring(void *map, __u64 *ring, __u32 *owner, struct uring_walk *w) {
+static long collect_uring(void *map, __u64 *ring, struct uring_owner *owner, struct uring_walk *w) {
         (void) map;
-        if (*owner == w->tgid && w->n < URING_RINGS_AT_EXIT)
+        if (owner->tgid == w->tgid && w->n < URING_RINGS_AT_EXIT)
                 w->ring[w->n++ & (URING_RINGS_AT_EXIT - 1)] = *ring;
         return 0;
 }
@@ -1243,10 +1303,12 @@ struct {
 
 /* The ring's owner, for its completions: written only when it is new (an update of an LRU map costs more than
  * a lookup, and this runs at every request). */
-static __always_inline void uring_own(__u64 ring, __u32 tgid) {
-        __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
-        if (!owner || *owner != tgid)
-                bpf_map_update_elem(&uring_owners, &ring, &tgid, BPF_ANY);
+static __always_inline void uring_own(__u64 ring, __u32 tgid, __u32 seen_tgid) {
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        if (!owner || owner->tgid != tgid) {
+                struct uring_owner o = { .tgid = tgid, .seen_tgid = seen_tgid };
+                bpf_map_update_elem(&uring_owners, &ring, &o, BPF_ANY);
+        }
 }
 
 /* Whether io_uring's requests are traced (io_uring = true in the config). */
@@ -1369,7 +1431,8 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
-        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, id);
+        __u64 seen = seen_pid_tgid();
+        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, seen);
         r.submit.flags = ctx->flags;
         r.submit.sq_thread = ctx->sq_thread;
         struct capture_uring *u = &r.u;
@@ -1394,23 +1457,23 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                         file_identity(s, u->fd, &u->file);
                 }
         }
-        uring_own(ctx->ctx, tgid);
+        uring_own(ctx->ctx, tgid, (__u32) (seen >> 32));
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
 
 /* Who posted a completion (any task: the owner, an io worker, a kernel worker), for the ring's owner. */
-static __always_inline void uring_completer(struct capture_uring *u, __u32 owner) {
+static __always_inline void uring_completer(struct capture_uring *u, const struct uring_owner *owner) {
         u->magic = CAPTURE_URING_MAGIC;
-        u->pid = owner;
-        u->tid = (__u32) bpf_get_current_pid_tgid();
+        u->pid = owner->seen_tgid;
+        u->tid = (__u32) seen_pid_tgid();
         bpf_get_current_comm(u->comm, sizeof(u->comm));
 }
 
 SEC("tracepoint/io_uring/io_uring_complete")
 int uring_complete(struct uring_complete_ctx *ctx) {
         __u64 ring = ctx->ctx;
-        __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
         if (!owner || !uring_traced())
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
@@ -1421,7 +1484,7 @@ int uring_complete(struct uring_complete_ctx *ctx) {
         r.complete.user_data = ctx->user_data;
         r.complete.res = ctx->res;
         r.complete.cflags = ctx->cflags;
-        uring_completer(&r.u, *owner);
+        uring_completer(&r.u, owner);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -1463,7 +1526,8 @@ int uring_failed(struct uring_failed_ctx *ctx) {
         __u32 tgid = (__u32) (id >> 32);
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
-        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, id);
+        __u64 seen = seen_pid_tgid();
+        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, seen);
         struct capture_uring *u = &r.u;
         u->flags = CAPTURE_URING_F_FAILED | CAPTURE_URING_F_DETAILS;
         if (ctx->flags & IOSQE_FIXED_FILE)
@@ -1472,7 +1536,7 @@ int uring_failed(struct uring_failed_ctx *ctx) {
         u->addr = ctx->addr;
         u->len = ctx->len;
         u->rw_flags = ctx->op_flags;
-        uring_own(ctx->ctx, tgid);
+        uring_own(ctx->ctx, tgid, (__u32) (seen >> 32));
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -1492,7 +1556,7 @@ _Static_assert(sizeof(struct uring_overflow_ctx) == CAPTURE_URING_OVERFLOW_RAW_S
 SEC("tracepoint/io_uring/io_uring_cqe_overflow")
 int uring_overflow(struct uring_overflow_ctx *ctx) {
         __u64 ring = ctx->ctx;
-        __u32 *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
         if (!owner || !uring_traced())
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
@@ -1506,7 +1570,7 @@ int uring_overflow(struct uring_overflow_ctx *ctx) {
         r.raw.res = ctx->res;
         r.raw.cflags = ctx->cflags;
         r.raw.ocqe = ctx->ocqe;
-        uring_completer(&r.u, *owner);
+        uring_completer(&r.u, owner);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }

@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "cgroup.h"
+#include "pidns.h"
 #include "perf.h"
 #include "util.h"
 #include "watch.h"
@@ -37,6 +38,11 @@ struct bpf_capture {
         uint64_t *percpu; /* n_possible values, for reading one counter */
         char uring_off[256]; /* why io_uring's programs could not be loaded: "" when they were */
 };
+
+/* The kernel's encoding of a device number, as super_block.s_dev holds it. */
+static uint32_t kernel_dev(dev_t d) {
+        return (uint32_t) (major(d) << 20 | minor(d));
+}
 
 /* libbpf's own messages: kept, not printed, so a failure can be explained in one line. */
 static char libbpf_last[512];
@@ -192,6 +198,13 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
                         c->skel->rodata->uring_overflow_tp_id = (uint16_t) d->tp_id;
         }
         c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
+        /* In a container, the records' pids are the container's, as perf's samples are. */
+        struct pidns ns;
+        if (pidns_of_self("/proc", &ns) >= 0 && ns.ino != PIDNS_INIT_INO) {
+                c->skel->rodata->pidns_dev = kernel_dev(ns.dev);
+                c->skel->rodata->pidns_ino = ns.ino;
+                c->skel->rodata->pidns_level = ns.level;
+        }
         bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
         struct bpf_program *prog;
         bpf_object__for_each_program(prog, c->skel->obj) {
@@ -364,10 +377,6 @@ static int or_mask(int map, const void *key, uint64_t bit) {
         return bpf_map_update_elem(map, key, &mask, BPF_ANY) < 0 ? -errno : 0;
 }
 
-/* The kernel's encoding of a device number, as super_block.s_dev holds it. */
-static uint32_t kernel_dev(dev_t d) {
-        return (uint32_t) (major(d) << 20 | minor(d));
-}
 
 struct cgroup_fill {
         int map;

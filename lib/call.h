@@ -18,6 +18,7 @@ struct aio_call {
         char comm[16]; /* the thread's name: up to a NUL, or all 16 bytes (TASK_COMM_LEN) */
         const char *unit;   /* its process's systemd unit and cgroup, "" when not known: tracker_match sets them */
         const char *cgroup;
+        uint32_t ns_pid;    /* its process's pid in its own pid namespace, where that is not pid; else 0 */
         uint64_t enter_time;
         uint64_t exit_time;
         uint32_t enter_cpu;

@@ -43,7 +43,9 @@ bool call_aux_shown(const struct aio_call *c) {
         return sd->aux == AUX_TIMEOUT || c->aux_state != MEM_NOT_READ;
 }
 
-void process_fields(struct field_writer *w, const char *unit, const char *cgroup) {
+void process_fields(struct field_writer *w, const char *unit, const char *cgroup, uint32_t ns_pid) {
+        if (ns_pid)
+                w->u64(w, FIELD_NAME("NS_PID", "ns_pid"), ns_pid);
         if (unit && unit[0])
                 w->str(w, FIELD_NAME("UNIT", "unit"), unit, strlen(unit));
         if (cgroup && cgroup[0] && strcmp(cgroup, "/") != 0)
@@ -56,7 +58,7 @@ void request_fields(struct field_writer *w, const struct request *r) {
                 w->word(w, FIELD_NAME("END", "end"), request_end_name(r->end));
         w->u64(w, FIELD_NAME("PID", "pid"), r->pid);
         w->str(w, FIELD_NAME("COMM", "comm"), r->comm, strlen(r->comm));
-        process_fields(w, r->unit, r->cgroup);
+        process_fields(w, r->unit, r->cgroup, r->ns_pid);
         w->word(w, FIELD_NAME("INTERFACE", "interface"), r->interface == REQ_IO_URING ? "io_uring" : "aio");
         w->ptr(w, FIELD_NAME("CTX", "ctx"), r->ctx);
         w->ptr(w, FIELD_NAME("IOCB", "iocb"), r->iocb);
@@ -184,7 +186,7 @@ void summary_fields(struct field_writer *w, const struct proc_summary *s) {
         const struct proc_interval *iv = s->iv;
         w->u64(w, FIELD_NAME("PID", "pid"), s->pid);
         w->str(w, FIELD_NAME("COMM", "comm"), s->comm, strlen(s->comm));
-        process_fields(w, s->unit, s->cgroup);
+        process_fields(w, s->unit, s->cgroup, s->ns_pid);
         w->u64(w, FIELD_NAME("SUMMARY_INTERVAL_NSEC", "summary_interval_nsec"), s->end - s->start);
         w->u64(w, FIELD_NAME("SUBMITTED", "submitted"), sum_ops(iv->submitted));
         per_op(w, "submitted", iv->submitted);

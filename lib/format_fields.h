@@ -37,8 +37,8 @@ void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool jour
 bool call_aux_shown(const struct aio_call *c);
 
 /* What names a process after it is gone: its systemd unit and its cgroup, when it is in one (the root says
- * nothing). */
-void process_fields(struct field_writer *w, const char *unit, const char *cgroup);
+ * nothing); and its pid as its own pid namespace (a container's) has it, where that is another. */
+void process_fields(struct field_writer *w, const char *unit, const char *cgroup, uint32_t ns_pid);
 void request_fields(struct field_writer *w, const struct request *r);
 void summary_fields(struct field_writer *w, const struct proc_summary *s);
 /* A file's summary: its path, or for the other line how many files and requests without a path it holds. */

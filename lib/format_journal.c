@@ -153,7 +153,7 @@ static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c)
         field_u64(b, n, NAME("AIO_TID"), c->tid);
         field_str(b, n, NAME("AIO_COMM"), c->comm, strnlen(c->comm, sizeof(c->comm)));
         struct journal_fields names = journal_fields(b, n);
-        process_fields(&names.w, c->unit, c->cgroup);
+        process_fields(&names.w, c->unit, c->cgroup, c->ns_pid);
         field_str(b, n, NAME("AIO_SYSCALL"), name, strlen(name));
         field_s64(b, n, NAME("AIO_RET"), c->ret);
         if (result_is_errno(c->ret)) {

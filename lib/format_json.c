@@ -278,7 +278,7 @@ static void call_members(struct outbuf *b, const struct aio_call *c) {
         key(b, "comm");
         json_string(b, c->comm, strnlen(c->comm, sizeof(c->comm)));
         struct json_fields names = json_fields(b);
-        process_fields(&names.w, c->unit, c->cgroup);
+        process_fields(&names.w, c->unit, c->cgroup, c->ns_pid);
         kv_s64(b, "ret", c->ret);
         if (result_is_errno(c->ret)) {
                 char name[16];

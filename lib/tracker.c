@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "file_summary.h"
+#include "pidns.h"
 #include "uring.h"
 #include "util.h"
 
@@ -25,6 +26,7 @@ struct proc {
         /* looked up once, at its first call: what names it after it is gone ("" when not known) */
         char unit[UNIT_NAME_MAX];
         char cgroup[CGROUP_PATH_MAX];
+        uint32_t ns_pid; /* in its own pid namespace, where that is not pid (a container's); else 0 */
         uint32_t head, tail; /* its requests, oldest first */
         uint32_t n_inflight;
         uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
@@ -111,6 +113,8 @@ static struct proc *proc_get(struct tracker *t, uint32_t pid, const char *comm) 
         *p = (struct proc) { .pid = pid, .head = NIL, .tail = NIL, .latency = h };
         if (t->opt.proc_root && proc_cgroup(t->opt.proc_root, pid, p->cgroup) >= 0)
                 (void) cgroup_path_unit(p->cgroup, p->unit);
+        if (t->opt.proc_root && proc_ns_pid(t->opt.proc_root, pid, &p->ns_pid) >= 0 && p->ns_pid == pid)
+                p->ns_pid = 0;
         /* Files it opened before tracing began, and closes before a request's path is looked up (a database
          * reopening its tablespaces), keep their paths: looked at after this drain, a few at a time. */
         if (t->opt.paths && t->opt.paths_by_identity && t->prime_n < TRACKER_PRIME_QUEUE) {
@@ -376,6 +380,7 @@ static void emit_request(struct tracker *t, const struct proc *p, struct request
                 comm_copy(r->comm, "?");
         r->unit = p ? p->unit : "";
         r->cgroup = p ? p->cgroup : "";
+        r->ns_pid = p ? p->ns_pid : 0;
         if (t->cb.request)
                 t->cb.request(t->cb.userdata, r);
         path_str_unref(r->path);
@@ -621,6 +626,7 @@ static void reap_one(struct tracker *t, struct proc *p, const struct aio_call *c
 
 void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation) {
         call->unit = call->cgroup = "";
+        call->ns_pid = 0;
         if (call->pid == 0)
                 return; /* not a process's call: malformed */
         struct proc *p = proc_get(t, call->pid, call->comm);
@@ -630,6 +636,7 @@ void tracker_match(struct tracker *t, struct aio_call *call, uint64_t generation
         }
         call->unit = p->unit;
         call->cgroup = p->cgroup;
+        call->ns_pid = p->ns_pid;
         if (call->comm[0] && call->comm[0] != '?') {
                 _Static_assert(sizeof(p->comm) == sizeof(call->comm), "comm sizes");
                 memcpy(p->comm, call->comm, sizeof(p->comm)); /* every call: a fixed copy, not a string's */
@@ -871,7 +878,8 @@ static void emit_summary(struct tracker *t, struct proc *p, uint64_t end, bool l
         uint64_t start = p->interval_start;
         if (t->cb.summary)
                 t->cb.summary(t->cb.userdata, &(struct proc_summary) {
-                        .pid = p->pid, .comm = p->comm, .unit = p->unit, .cgroup = p->cgroup, .start = start,
+                        .pid = p->pid, .comm = p->comm, .unit = p->unit, .cgroup = p->cgroup, .ns_pid = p->ns_pid,
+                        .start = start,
                         .end = end, .iv = &p->iv,
                         .inflight = in_flight(p), .latency = p->latency, .last = last,
                         .records_lost = t->interval_lost });

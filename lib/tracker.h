@@ -96,6 +96,7 @@ struct request {
         /* its process's systemd unit and cgroup ("" when not known): set as the record is handed out */
         const char *unit;
         const char *cgroup;
+        uint32_t ns_pid; /* its process's pid in its own pid namespace, where that is not pid; else 0 */
 };
 
 /* Opcodes by index for the per-op counts: each opcode the op table knows at its own (IOCB_CMD_* 0..8), and one
@@ -128,6 +129,7 @@ struct proc_summary {
         const char *comm;
         const char *unit;   /* its systemd unit when it was first seen, or "" */
         const char *cgroup; /* its cgroup then, or "" */
+        uint32_t ns_pid;    /* its pid in its own pid namespace, where that is not pid; else 0 */
         uint64_t start; /* the interval, CLOCK_MONOTONIC ns */
         uint64_t end;
         const struct proc_interval *iv;
