@@ -516,7 +516,7 @@ static void carry_followed(struct bpf_capture *c, const struct config *cfg, cons
                 struct capture_id v;
                 if (key.set != from || bpf_map_lookup_elem(map, &key, &v) < 0 || !v.followed)
                         continue;
-                uint64_t bits = watch_plan_follow_of(plan, cfg, (pid_t) v.root);
+                uint64_t bits = watch_plan_follow_of(plan, cfg->watch, cfg->n_watch, (pid_t) v.root);
                 if (!bits)
                         continue;
                 struct capture_id_key to_key = { .set = to, .id = key.id };
@@ -527,7 +527,7 @@ static void carry_followed(struct bpf_capture *c, const struct config *cfg, cons
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
         struct watch_plan plan;
-        int r = watch_plan_build(cfg, &plan);
+        int r = watch_plan_build(cfg->watch, cfg->n_watch, &plan);
         if (r < 0) {
                 /* config_load refuses such a list: only a caller that skipped it gets here */
                 snprintf(error, error_size, "the in-kernel capture takes at most %d entries that combine keys",
@@ -580,7 +580,7 @@ int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg)
         if (!any || (c->cgroup_link && __atomic_load_n(&c->skel->bss->cgroups_made, __ATOMIC_ACQUIRE) == c->cgroups_seen))
                 return 0;
         struct watch_plan plan;
-        int r = watch_plan_build(cfg, &plan);
+        int r = watch_plan_build(cfg->watch, cfg->n_watch, &plan);
         if (r < 0)
                 return r;
         int added = fill_cgroups(c, cfg, &plan, c->set);

@@ -258,8 +258,7 @@ static void report_unlisted_pid(void *userdata, const struct watch *w, int error
 static void report_watch_entry(void *userdata, const struct watch *w, const char *what) {
         const struct daemon *d = userdata;
         char entry[1024];
-        struct config one = { .watch = (struct watch *) w, .n_watch = 1 };
-        watch_describe(&one, entry, sizeof(entry));
+        watch_entry_describe(w, entry, sizeof(entry));
         log_warning("%s:%u: watch %s: %s", d->opt.config_path, w->line, entry, what);
 }
 
@@ -267,9 +266,9 @@ static void report_watch_entry(void *userdata, const struct watch *w, const char
 static int apply_selection(struct daemon *d, const struct config *c, char *error, size_t error_size) {
         if (d->capture)
                 return bpf_capture_set_watch(d->capture, c, error, error_size);
-        watch_threads_collect(&d->threads, c, report_unlisted_pid, d);
+        watch_threads_collect(&d->threads, c->watch, c->n_watch, report_unlisted_pid, d);
         struct watch_filters f;
-        int r = watch_filters_build(c, &d->threads, &f);
+        int r = watch_filters_build(c->watch, c->n_watch, &d->threads, &f);
         if (r == -E2BIG) {
                 snprintf(error, error_size, "the kernel filter for this watch list (its comm patterns and the %zu "
                          "threads of its pids) is longer than the %d bytes the kernel takes", d->threads.n, FILTER_MAX);
@@ -287,7 +286,7 @@ static int apply_selection(struct daemon *d, const struct config *c, char *error
 
 static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
         struct daemon *d = userdata;
-        int followed = watch_threads_fork(&d->threads, d->config, parent, child);
+        int followed = watch_threads_fork(&d->threads, d->config->watch, d->config->n_watch, parent, child);
         if (followed <= 0)
                 return; /* a child process not followed, or a thread already gone */
         char error[512];
@@ -309,7 +308,7 @@ static void on_fork(void *userdata, uint32_t parent, uint32_t child) {
 static int on_select(void *userdata, uint32_t pid, uint32_t tid, const char *comm) {
         struct daemon *d = userdata;
         (void) tid;
-        if (!watch_needs_user_space(d->config))
+        if (!watch_needs_user_space(d->config->watch, d->config->n_watch))
                 return 1; /* the kernel's filter said it all */
         struct proc_facts f;
         int r = proc_facts_read(d->threads.proc_root, pid, &f);
@@ -317,7 +316,7 @@ static int on_select(void *userdata, uint32_t pid, uint32_t tid, const char *com
                 return r;
         snprintf(f.comm, sizeof(f.comm), "%s", comm);
         f.followed_root = watch_threads_root_of(&d->threads, pid);
-        return watch_selects(d->config, &f);
+        return watch_selects(d->config->watch, d->config->n_watch, &f);
 }
 
 static void on_record(void *userdata, const struct perf_event_header *h) {
@@ -496,7 +495,7 @@ static int open_rings(struct daemon *d, char *error, size_t error_size) {
         if (d->capture)
                 r = bpf_capture_attach(d->capture, d->events, error, error_size);
         else {
-                (void) watch_threads_find_children(&d->threads, d->config);
+                (void) watch_threads_find_children(&d->threads, d->config->watch, d->config->n_watch);
                 r = apply_selection(d, d->config, error, error_size);
         }
         return r < 0 ? EXIT_RUNTIME : EXIT_OK;
@@ -598,7 +597,7 @@ static void format_started(const struct daemon *d, char *buf, size_t size) {
         char when[64], watching[2048];
         struct tm tm;
         strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime_r(&t, &tm));
-        watch_describe(d->config, watching, sizeof(watching));
+        watch_describe(d->config->watch, d->config->n_watch, watching, sizeof(watching));
         size_t online = 0;
         for (size_t i = 0; i < d->perf.n_cpus; i++)
                 online += d->perf.cpus[i].owner_fd >= 0;
@@ -624,7 +623,7 @@ static void format_started(const struct daemon *d, char *buf, size_t size) {
 /* STATUS=: what is traced and, once running, how it goes. */
 static void notify_status(struct daemon *d, const char *prefix) {
         char watching[2048];
-        watch_describe(d->config, watching, sizeof(watching));
+        watch_describe(d->config->watch, d->config->n_watch, watching, sizeof(watching));
         const struct trace_stats *st = &d->engine.stats;
         sd_notifyf(0, "%sSTATUS=tracing %s (%s): %" PRIu64 " calls, %" PRIu64 " records lost, %" PRIu64
                    " entries dropped",
@@ -734,11 +733,12 @@ static void reload(struct daemon *d) {
         _cleanup_(config_freep) struct config *nc = NULL;
         int r = config_load(d->opt.config_path, &nc, error, sizeof(error));
         if (r >= 0)
-                watch_note_absent(nc, "/proc/self/mountinfo", &(struct watch_report) { report_watch_entry, d });
+                watch_note_absent(nc->watch, nc->n_watch, "/proc/self/mountinfo",
+                                  &(struct watch_report) { report_watch_entry, d });
         if (r >= 0 && !d->capture) {
                 /* what came before is judged by the list it came under */
                 engine_drain(&d->engine, now_ns() - MERGE_MARGIN_NS);
-                (void) watch_threads_find_children(&d->threads, nc);
+                (void) watch_threads_find_children(&d->threads, nc->watch, nc->n_watch);
         }
         if (r >= 0 && (r = apply_selection(d, nc, error, sizeof(error))) < 0) {
                 /* What the old config selected is still in force: the filters of the set still open; the
@@ -747,7 +747,7 @@ static void reload(struct daemon *d) {
                 if (d->capture)
                         (void) bpf_capture_set_watch(d->capture, d->config, ignored, sizeof(ignored));
                 else
-                        watch_threads_collect(&d->threads, d->config, NULL, NULL);
+                        watch_threads_collect(&d->threads, d->config->watch, d->config->n_watch, NULL, NULL);
         }
         if (r < 0) {
                 log_error("reload refused, the running configuration stays: %s", error);
@@ -786,7 +786,7 @@ static void reload(struct daemon *d) {
                 emit_info(d, "reload: no memory for the file summaries: none are made");
         if (new_tick)
                 (void) sd_event_source_set_time_relative(d->tick, d->config->drain_interval_ms * USEC_PER_MSEC);
-        watch_describe(d->config, value, sizeof(value));
+        watch_describe(d->config->watch, d->config->n_watch, value, sizeof(value));
         emit_event(d, INFO_RELOADED, LOG_INFO, "reloaded %s: watching %s", d->opt.config_path, value);
         notify_status(d, "READY=1\n");
 }
@@ -1162,8 +1162,9 @@ static int load_config(struct daemon *d) {
         }
         if (d->config->n_watch == 0)
                 log_warning("%s: no watch list: every process on the host is traced", d->opt.config_path);
-        watch_note_absent(d->config, "/proc/self/mountinfo", &(struct watch_report) { report_watch_entry, d });
-        if (d->config->capture == CAPTURE_AUTO && !watch_comms_fit_filter(d->config))
+        watch_note_absent(d->config->watch, d->config->n_watch, "/proc/self/mountinfo",
+                          &(struct watch_report) { report_watch_entry, d });
+        if (d->config->capture == CAPTURE_AUTO && !watch_comms_fit_filter(d->config->watch, d->config->n_watch))
                 log_warning("%s: the watch list's comm patterns are more than a kernel filter takes: without the "
                             "in-kernel capture (no CAP_BPF, a seccomp filter) tracing would not start",
                             d->opt.config_path);

@@ -7,7 +7,6 @@
 #include <grp.h>
 #include <libconfig.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +22,6 @@
 #define RING_PAGES_MAX 65536u
 #define MAX_IOCBS_MAX 65536u
 #define FILE_SUMMARY_MAX 1000u
-#define PID_MAX_LIMIT 4194304 /* PID_MAX_LIMIT on 64-bit */
 
 struct parse {
         const char *path;
@@ -55,39 +53,6 @@ static int fail(const struct parse *p, const config_setting_t *s, const char *fm
         return r;
 }
 
-const char *comm_pattern_problem(const char *s, bool *ret_is_glob) {
-        size_t len = strlen(s);
-        bool glob = false, in_class = false;
-        if (len == 0)
-                return "is empty";
-        if (len > GLOB_MAX)
-                return "is longer than 63 characters";
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char) s[i];
-                if (c < 0x20 || c >= 0x7f)
-                        return "holds a control or non-ASCII character";
-                if (c == '"' || c == '\\')
-                        return "holds a quote or backslash, which the kernel's filter cannot take";
-                if (c == '*' || c == '?')
-                        glob = true;
-                else if (c == '[') {
-                        if (in_class)
-                                return "is not a valid glob: '[' inside a [...] class";
-                        in_class = glob = true;
-                } else if (c == ']') {
-                        if (!in_class)
-                                return "is not a valid glob: ']' without '['";
-                        in_class = false;
-                }
-        }
-        if (in_class)
-                return "is not a valid glob: '[' is never closed";
-        if (!glob && len > COMM_MAX)
-                return "is longer than 15 characters and can never match: the kernel keeps only 15";
-        *ret_is_glob = glob;
-        return NULL;
-}
-
 static int get_uint(const struct parse *p, const config_setting_t *s, const char *name, uint64_t min, uint64_t max,
                     bool pow2, uint64_t *ret) {
         int type = config_setting_type(s);
@@ -103,114 +68,54 @@ static int get_uint(const struct parse *p, const config_setting_t *s, const char
         return 0;
 }
 
-static int get_watch_string(const struct parse *p, const config_setting_t *s, const char *name, char *buf,
-                            size_t size, const char **ret) {
-        if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return fail(p, s, "%s must be a string", name);
-        const char *v = config_setting_get_string(s);
-        if (strlen(v) >= size)
-                return fail(p, s, "%s \"%.40s...\" is longer than the %zu bytes it may have", name, v, size - 1);
-        snprintf(buf, size, "%s", v);
-        *ret = v;
-        return 0;
-}
-
-/* Units that have a cgroup of their own. */
-static bool unit_has_cgroup(const char *unit) {
-        static const char *const suffixes[] = { ".service", ".scope", ".slice", ".socket", ".mount", ".swap" };
-        const char *dot = strrchr(unit, '.');
-        for (size_t i = 0; dot && dot > unit && i < ELEMENTSOF(suffixes); i++)
-                if (strcmp(dot, suffixes[i]) == 0)
-                        return true;
-        return false;
-}
-
-/* An exe given through a symbolic link (/usr/bin/python3) is the file the link names now, followed by its own
- * directory and name: an upgrade replaces that file, not the link.  A file not there yet is taken as written. */
-static int resolve_exe(const struct parse *p, const config_setting_t *s, struct watch *w) {
-        char real[PATH_MAX];
-        if (!realpath(w->exe, real) || strcmp(real, w->exe) == 0)
-                return 0;
-        const char *base = strrchr(real, '/');
-        if (strlen(real) > WATCH_EXE_MAX || strlen(base + 1) > WATCH_EXE_NAME_MAX)
-                return fail(p, s, "exe \"%s\" names %s, a path or file name too long to watch", w->exe, real);
-        memcpy(w->exe_link, w->exe, sizeof(w->exe_link));
-        snprintf(w->exe, sizeof(w->exe), "%s", real);
-        return 0;
-}
-
+/* One key of a watch entry, as watch_keys[] says it is written and checked. */
 static int parse_watch_key(const struct parse *p, const config_setting_t *s, struct watch *w) {
-        const char *name = config_setting_name(s), *v;
+        const char *name = config_setting_name(s);
+        const struct watch_key *k = watch_key_named(name);
+        if (!k) {
+                char known[256];
+                watch_key_names(known, sizeof(known));
+                return fail(p, s, "unknown key '%s' in a watch entry (known: %s)", name, known);
+        }
+        if (k->flag && (w->keys & k->flag)) { /* libconfig refuses a name twice: this is another name of it */
+                const char *names[2] = { "?", "?" };
+                for (size_t i = 0, n = 0; i < watch_n_keys && n < 2; i++)
+                        if (watch_keys[i].flag == k->flag)
+                                names[n++] = watch_keys[i].name;
+                return fail(p, s, "a watch entry takes one of %s or %s, not both", names[0], names[1]);
+        }
+        uint8_t *at = (uint8_t *) w + k->offset;
         int r;
-        if (strcmp(name, "comm") == 0) {
-                if ((r = get_watch_string(p, s, name, w->comm, sizeof(w->comm), &v)) < 0)
+        switch (k->value) {
+        case WATCH_VALUE_STRING: {
+                if (config_setting_type(s) != CONFIG_TYPE_STRING)
+                        return fail(p, s, "%s must be a string", name);
+                const char *v = config_setting_get_string(s);
+                if (strlen(v) >= k->size)
+                        return fail(p, s, "%s \"%.40s...\" is longer than the %zu bytes it may have", name, v,
+                                    k->size - 1);
+                snprintf((char *) at, k->size, "%s", v);
+                break;
+        }
+        case WATCH_VALUE_UINT: {
+                uint64_t v;
+                if ((r = get_uint(p, s, name, k->min, k->max, false, &v)) < 0)
                         return r;
-                const char *why = comm_pattern_problem(v, &w->comm_glob);
-                if (why)
-                        return fail(p, s, "comm \"%s\" %s", v, why);
-                w->keys |= WATCH_KEY_COMM;
-        } else if (strcmp(name, "pid") == 0) {
-                uint64_t pid;
-                if ((r = get_uint(p, s, "pid", 1, PID_MAX_LIMIT, false, &pid)) < 0)
-                        return r;
-                w->pid = (pid_t) pid;
-                w->keys |= WATCH_KEY_PID;
-        } else if (strcmp(name, "children") == 0) {
+                uint32_t v32 = (uint32_t) v;
+                _Static_assert(sizeof(pid_t) == 4 && sizeof(uid_t) == 4, "watch values of 32 bits");
+                memcpy(at, &v32, sizeof(v32));
+                break;
+        }
+        case WATCH_VALUE_BOOL:
                 if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-                        return fail(p, s, "children must be true or false");
-                w->children = config_setting_get_bool(s);
-        } else if (strcmp(name, "uid") == 0 || strcmp(name, "user") == 0) {
-                if (w->keys & WATCH_KEY_UID)
-                        return fail(p, s, "a watch entry takes one of user or uid, not both");
-                if (name[0] == 'u' && name[1] == 'i') {
-                        uint64_t uid;
-                        if ((r = get_uint(p, s, "uid", 0, UINT32_MAX - 1, false, &uid)) < 0)
-                                return r;
-                        w->uid = (uid_t) uid;
-                } else {
-                        if ((r = get_watch_string(p, s, name, w->user, sizeof(w->user), &v)) < 0)
-                                return r;
-                        struct passwd pw, *found = NULL;
-                        char buf[4096];
-                        r = getpwnam_r(v, &pw, buf, sizeof(buf), &found);
-                        if (r != 0 || !found)
-                                return fail(p, s, "user \"%s\": %s", v, r ? strerror(r) : "no such user on this host");
-                        w->uid = found->pw_uid;
-                }
-                w->keys |= WATCH_KEY_UID;
-        } else if (strcmp(name, "unit") == 0) {
-                if ((r = get_watch_string(p, s, name, w->unit, sizeof(w->unit), &v)) < 0)
-                        return r;
-                if (strchr(v, '/') || !unit_has_cgroup(v))
-                        return fail(p, s, "unit \"%s\" is not the full name of a unit with processes, such as "
-                                    "\"mariadb.service\" (service, scope, slice, socket, mount or swap)", v);
-                w->keys |= WATCH_KEY_UNIT;
-        } else if (strcmp(name, "cgroup") == 0) {
-                if ((r = get_watch_string(p, s, name, w->cgroup, sizeof(w->cgroup), &v)) < 0)
-                        return r;
-                if (v[0] != '/' || strstr(v, "//") || (v[1] && v[strlen(v) - 1] == '/'))
-                        return fail(p, s, "cgroup \"%s\" is not a cgroup v2 path such as "
-                                    "\"/system.slice/docker-*.scope\"", v);
-                unsigned levels = 0;
-                for (const char *c = v; *c; c++)
-                        levels += *c == '/' && c[1];
-                if (levels > CGROUP_FIND_DEPTH)
-                        return fail(p, s, "cgroup \"%.40s...\" is more than %d levels deep", v, CGROUP_FIND_DEPTH);
-                w->keys |= WATCH_KEY_CGROUP;
-        } else if (strcmp(name, "exe") == 0) {
-                if ((r = get_watch_string(p, s, name, w->exe, sizeof(w->exe), &v)) < 0)
-                        return r;
-                const char *base = strrchr(v, '/');
-                if (v[0] != '/' || !base[1])
-                        return fail(p, s, "exe \"%s\" is not the absolute path of a file", v);
-                if (strlen(base + 1) > WATCH_EXE_NAME_MAX)
-                        return fail(p, s, "exe \"%s\": a file name of more than %d bytes", v, WATCH_EXE_NAME_MAX);
-                if ((r = resolve_exe(p, s, w)) < 0)
-                        return r;
-                w->keys |= WATCH_KEY_EXE;
-        } else
-                return fail(p, s, "unknown key '%s' in a watch entry (known: comm, pid, children, unit, cgroup, exe, "
-                            "user, uid)", name);
+                        return fail(p, s, "%s must be true or false", name);
+                *(bool *) at = config_setting_get_bool(s);
+                break;
+        }
+        char why[1024];
+        if (k->check && k->check(w, why, sizeof(why)) < 0)
+                return fail(p, s, "%s", why);
+        w->keys |= k->flag;
         return 0;
 }
 
@@ -223,10 +128,9 @@ static int parse_watch_entry(const struct parse *p, const config_setting_t *g, s
                 if (r < 0)
                         return r;
         }
-        if (w->children && !(w->keys & WATCH_KEY_PID))
-                return fail(p, g, "children = true follows the descendants of a pid: give pid too");
-        if (!w->keys)
-                return fail(p, g, "empty watch entry: give comm, pid, unit, cgroup, exe, user or uid");
+        char why[256];
+        if (watch_entry_check(w, why, sizeof(why)) < 0)
+                return fail(p, g, "%s", why);
         return 0;
 }
 
@@ -773,10 +677,11 @@ static int check_watch_limits(const struct parse *p, const config_setting_t *s, 
                 return fail(p, s, "the watch list has %u pids, %u exact names, %u globs and %u users, units and "
                             "executables: the in-kernel capture takes at most %d, %d, %d and %d", pids, names, globs,
                             keys, CAPTURE_MAX_IDS, CAPTURE_MAX_NAMES, CAPTURE_MAX_GLOBS, CAPTURE_MAX_KEYS);
-        if (c->capture != CAPTURE_REMOTE_READ && watch_combined_entries(c) > CAPTURE_MAX_COMBINED)
+        unsigned combined = watch_combined_entries(c->watch, c->n_watch);
+        if (c->capture != CAPTURE_REMOTE_READ && combined > CAPTURE_MAX_COMBINED)
                 return fail(p, s, "the watch list has %u entries that combine keys or follow children: the in-kernel "
-                            "capture takes at most %d", watch_combined_entries(c), CAPTURE_MAX_COMBINED);
-        if (c->capture == CAPTURE_REMOTE_READ && !watch_comms_fit_filter(c))
+                            "capture takes at most %d", combined, CAPTURE_MAX_COMBINED);
+        if (c->capture == CAPTURE_REMOTE_READ && !watch_comms_fit_filter(c->watch, c->n_watch))
                 return fail(p, s, "with capture = \"remote-read\" the watch list's comm patterns make a kernel filter "
                             "longer than the %d bytes the kernel takes", FILTER_MAX);
         return 0;

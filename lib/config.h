@@ -6,50 +6,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "watch_key.h"
+
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/aiotraced/aiotraced.conf"
 /* The group node_exporter runs as in Debian's package: the metrics file's, unless metrics.group says. */
 #define METRICS_GROUP_DEFAULT "prometheus"
-#define COMM_MAX 15 /* TASK_COMM_LEN - 1: what the kernel keeps of a command name */
-#define GLOB_MAX 63
-
-/* The keys a watch entry gives: it watches the threads that all of them match. */
-enum {
-        WATCH_KEY_COMM = 1 << 0,   /* comm, exact or a glob */
-        WATCH_KEY_PID = 1 << 1,    /* every thread of a process; with children, of its descendants too */
-        WATCH_KEY_UID = 1 << 2,    /* user or uid */
-        WATCH_KEY_EXE = 1 << 3,    /* the executable, by its identity */
-        WATCH_KEY_UNIT = 1 << 4,   /* a systemd unit's cgroup, and below */
-        WATCH_KEY_CGROUP = 1 << 5, /* a cgroup v2 path or glob, and below */
-};
-
-#define WATCH_UNIT_MAX 127   /* what the capture compares a cgroup's name with */
-#define WATCH_CGROUP_MAX 511
-#define WATCH_EXE_MAX 511
-#define WATCH_EXE_NAME_MAX 63 /* of the executable's file name */
-
-struct watch {
-        unsigned keys; /* WATCH_KEY_*, at least one */
-        bool comm_glob;
-        bool children;
-        char comm[GLOB_MAX + 1];
-        pid_t pid;
-        uid_t uid;
-        char user[33];                    /* as written, "" for uid = N */
-        char unit[WATCH_UNIT_MAX + 1];     /* "mariadb.service" */
-        char cgroup[WATCH_CGROUP_MAX + 1]; /* "/system.slice/docker-*.scope" */
-        char exe[WATCH_EXE_MAX + 1];       /* "/usr/sbin/mariadbd", symbolic links resolved at load */
-        char exe_link[WATCH_EXE_MAX + 1];  /* as written, when that went through a symbolic link; else "" */
-        unsigned line;
-};
-
-/* The entry is nothing but a comm pattern, or nothing but a pid: what the kernel's tracepoint filter can say. */
-static inline bool watch_is_comm_only(const struct watch *w) {
-        return w->keys == WATCH_KEY_COMM;
-}
-static inline bool watch_is_pid_only(const struct watch *w) {
-        return w->keys == WATCH_KEY_PID && !w->children;
-}
-
 enum output_format {
         OUTPUT_TEXT,
         OUTPUT_JSON, /* one object per line */
@@ -178,5 +139,3 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
 void config_free(struct config *c);
 void config_freep(struct config **c);
 
-/* Check a comm pattern as the kernel's filter will take it; NULL when fine, else why not. */
-const char *comm_pattern_problem(const char *s, bool *ret_is_glob);

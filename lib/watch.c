@@ -50,15 +50,15 @@ static int add_threads_of(struct watch_threads *w, pid_t pid) {
         return r < 0 ? r : 0;
 }
 
-void watch_threads_collect(struct watch_threads *w, const struct config *c,
+void watch_threads_collect(struct watch_threads *w, const struct watch *entries, size_t n_entries,
                            void (*report)(void *userdata, const struct watch *entry, int error), void *userdata) {
         w->n = 0;
-        for (size_t i = 0; i < c->n_watch; i++) {
-                if (!(c->watch[i].keys & WATCH_KEY_PID))
+        for (size_t i = 0; i < n_entries; i++) {
+                if (!(entries[i].keys & WATCH_KEY_PID))
                         continue;
-                int r = add_threads_of(w, c->watch[i].pid);
+                int r = add_threads_of(w, entries[i].pid);
                 if (r < 0 && report)
-                        report(userdata, &c->watch[i], r);
+                        report(userdata, &entries[i], r);
         }
         /* the followed processes that are still there */
         size_t kept = 0;
@@ -107,21 +107,21 @@ static int add_followed(struct watch_threads *w, uint32_t tgid, uint32_t root) {
 }
 
 /* The watched pid whose children the process's children are: itself, or the one it was followed from. */
-static uint32_t follow_root(const struct watch_threads *w, const struct config *c, uint32_t tgid) {
-        for (size_t i = 0; i < c->n_watch; i++)
-                if (c->watch[i].children && (uint32_t) c->watch[i].pid == tgid)
+static uint32_t follow_root(const struct watch_threads *w, const struct watch *entries, size_t n_entries, uint32_t tgid) {
+        for (size_t i = 0; i < n_entries; i++)
+                if (entries[i].children && (uint32_t) entries[i].pid == tgid)
                         return tgid;
         uint32_t root = watch_threads_root_of(w, tgid);
-        for (size_t i = 0; root && i < c->n_watch; i++)
-                if (c->watch[i].children && (uint32_t) c->watch[i].pid == root)
+        for (size_t i = 0; root && i < n_entries; i++)
+                if (entries[i].children && (uint32_t) entries[i].pid == root)
                         return root;
         return 0;
 }
 
-int watch_threads_find_children(struct watch_threads *w, const struct config *c) {
+int watch_threads_find_children(struct watch_threads *w, const struct watch *entries, size_t n_entries) {
         bool any = false;
-        for (size_t i = 0; i < c->n_watch; i++)
-                any = any || c->watch[i].children;
+        for (size_t i = 0; i < n_entries; i++)
+                any = any || entries[i].children;
         if (!any) {
                 w->n_followed = 0;
                 return 0;
@@ -158,8 +158,8 @@ int watch_threads_find_children(struct watch_threads *w, const struct config *c)
         for (bool grew = true; r >= 0 && grew;) {
                 grew = false;
                 for (size_t i = 0; r >= 0 && i < n; i++) {
-                        uint32_t root = procs[i].ppid ? follow_root(w, c, procs[i].ppid) : 0;
-                        if (root && !watch_threads_root_of(w, procs[i].pid) && follow_root(w, c, procs[i].pid) != procs[i].pid) {
+                        uint32_t root = procs[i].ppid ? follow_root(w, entries, n_entries, procs[i].ppid) : 0;
+                        if (root && !watch_threads_root_of(w, procs[i].pid) && follow_root(w, entries, n_entries, procs[i].pid) != procs[i].pid) {
                                 r = add_followed(w, procs[i].pid, root);
                                 grew = grew || r > 0;
                         }
@@ -169,19 +169,19 @@ int watch_threads_find_children(struct watch_threads *w, const struct config *c)
         return r < 0 ? r : 0;
 }
 
-int watch_threads_fork(struct watch_threads *w, const struct config *c, uint32_t parent_tid, uint32_t child_tid) {
+int watch_threads_fork(struct watch_threads *w, const struct watch *entries, size_t n_entries, uint32_t parent_tid, uint32_t child_tid) {
         uint32_t tgid = status_ids(w->proc_root, child_tid, NULL);
         if (!tgid)
                 return 0;
-        for (size_t i = 0; i < c->n_watch; i++)
-                if ((c->watch[i].keys & WATCH_KEY_PID) && (uint32_t) c->watch[i].pid == tgid)
+        for (size_t i = 0; i < n_entries; i++)
+                if ((entries[i].keys & WATCH_KEY_PID) && (uint32_t) entries[i].pid == tgid)
                         return add_tid(w, child_tid);
         if (watch_threads_root_of(w, tgid))
                 return add_tid(w, child_tid);
         if (tgid != child_tid)
                 return 0; /* a thread of a process not watched by pid */
         uint32_t parent = status_ids(w->proc_root, parent_tid, NULL);
-        uint32_t root = parent ? follow_root(w, c, parent) : 0;
+        uint32_t root = parent ? follow_root(w, entries, n_entries, parent) : 0;
         if (!root)
                 return 0;
         int r = add_followed(w, tgid, root);
@@ -200,11 +200,11 @@ static void put_or(struct outbuf *b) {
                 outbuf_puts(b, " || ");
 }
 
-int watch_filter(const struct config *c, const uint32_t *tids, size_t n_tids, const char *tid_field, bool with_comm,
+int watch_filter(const struct watch *entries, size_t n_entries, const uint32_t *tids, size_t n_tids, const char *tid_field, bool with_comm,
                  char **ret) {
-        bool every = c->n_watch == 0;
-        for (size_t i = 0; i < c->n_watch; i++)
-                every = every || !(c->watch[i].keys & (WATCH_KEY_COMM | WATCH_KEY_PID));
+        bool every = n_entries == 0;
+        for (size_t i = 0; i < n_entries; i++)
+                every = every || !(entries[i].keys & (WATCH_KEY_COMM | WATCH_KEY_PID));
         if (every) {
                 /* an entry of units, cgroups, executables or users alone: the kernel's filter cannot say it, and
                  * user space decides */
@@ -212,8 +212,8 @@ int watch_filter(const struct config *c, const uint32_t *tids, size_t n_tids, co
                 return 0;
         }
         struct outbuf b = {};
-        for (size_t i = 0; with_comm && i < c->n_watch; i++) {
-                const struct watch *w = &c->watch[i];
+        for (size_t i = 0; with_comm && i < n_entries; i++) {
+                const struct watch *w = &entries[i];
                 if (!(w->keys & WATCH_KEY_COMM))
                         continue;
                 put_or(&b);
@@ -270,19 +270,19 @@ int watch_filter(const struct config *c, const uint32_t *tids, size_t n_tids, co
         return 0;
 }
 
-static bool has_pid_watch(const struct config *c) {
-        for (size_t i = 0; i < c->n_watch; i++)
-                if (c->watch[i].keys & WATCH_KEY_PID)
+static bool has_pid_watch(const struct watch *entries, size_t n_entries) {
+        for (size_t i = 0; i < n_entries; i++)
+                if (entries[i].keys & WATCH_KEY_PID)
                         return true;
         return false;
 }
 
-int watch_filters_build(const struct config *c, const struct watch_threads *w, struct watch_filters *ret) {
+int watch_filters_build(const struct watch *entries, size_t n_entries, const struct watch_threads *w, struct watch_filters *ret) {
         struct watch_filters f = {};
-        int r = watch_filter(c, w->tids, w->n, "common_pid", true, &f.syscalls);
+        int r = watch_filter(entries, n_entries, w->tids, w->n, "common_pid", true, &f.syscalls);
         /* The fork event is always there, so that a reload can start watching pids; it matches nothing until. */
-        if (r >= 0 && has_pid_watch(c))
-                r = watch_filter(c, w->tids, w->n, "parent_pid", false, &f.fork);
+        if (r >= 0 && has_pid_watch(entries, n_entries))
+                r = watch_filter(entries, n_entries, w->tids, w->n, "parent_pid", false, &f.fork);
         else if (r >= 0 && !(f.fork = strdup("common_pid < 0")))
                 r = -ENOMEM;
         /* A watched process's end: the exit of its last thread (the filter's fields are in that event too). */
@@ -308,102 +308,42 @@ void watch_filters_done(struct watch_filters *f) {
         *f = (struct watch_filters) {};
 }
 
-bool watch_comms_fit_filter(const struct config *c) {
+bool watch_comms_fit_filter(const struct watch *entries, size_t n_entries) {
         char *f = NULL;
-        int r = watch_filter(c, NULL, 0, "common_pid", true, &f);
+        int r = watch_filter(entries, n_entries, NULL, 0, "common_pid", true, &f);
         free(f);
         return r != -E2BIG;
 }
 
-/* One entry as the config writes it, keys joined by "and". */
-static size_t describe_entry(const struct watch *w, char *buf, size_t size) {
-        size_t n = 0;
-#define PUT(...) n += (size_t) snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__)
-        const char *and = "";
-        if (w->keys & WATCH_KEY_COMM) {
-                PUT("comm %s \"%s\"", w->comm_glob ? "~" : "==", w->comm);
-                and = " and ";
-        }
-        if (w->keys & WATCH_KEY_PID) {
-                PUT("%spid %d%s", and, w->pid, w->children ? " and its children" : "");
-                and = " and ";
-        }
-        if (w->keys & WATCH_KEY_UNIT) {
-                PUT("%sunit %s", and, w->unit);
-                and = " and ";
-        }
-        if (w->keys & WATCH_KEY_CGROUP) {
-                PUT("%scgroup %s", and, w->cgroup);
-                and = " and ";
-        }
-        if (w->keys & WATCH_KEY_EXE) {
-                PUT("%sexe %s", and, w->exe);
-                and = " and ";
-        }
-        if ((w->keys & WATCH_KEY_UID) && w->user[0])
-                PUT("%suser %s", and, w->user);
-        else if (w->keys & WATCH_KEY_UID)
-                PUT("%suid %u", and, (unsigned) w->uid);
-#undef PUT
-        return n;
-}
-
-void watch_describe(const struct config *c, char *buf, size_t size) {
+void watch_describe(const struct watch *entries, size_t n_entries, char *buf, size_t size) {
         size_t n = 0;
         buf[0] = 0;
-        if (c->n_watch == 0)
+        if (n_entries == 0)
                 snprintf(buf, size, "every process");
-        for (size_t i = 0; i < c->n_watch && n < size; i++) {
+        for (size_t i = 0; i < n_entries && n < size; i++) {
                 if (i)
                         n += (size_t) snprintf(buf + n, size - n, ", ");
                 if (n < size)
-                        n += describe_entry(&c->watch[i], buf + n, size - n);
+                        n += watch_entry_describe(&entries[i], buf + n, size - n);
         }
 }
 
-static bool single_key(const struct watch *w) {
-        return !w->children && (w->keys & (w->keys - 1)) == 0;
-}
-
-static int class_of_key(unsigned key) {
-        switch (key) {
-        case WATCH_KEY_COMM:
-                return CAPTURE_CLASS_COMM;
-        case WATCH_KEY_PID:
-                return CAPTURE_CLASS_ID;
-        case WATCH_KEY_UID:
-                return CAPTURE_CLASS_UID;
-        case WATCH_KEY_EXE:
-                return CAPTURE_CLASS_EXE;
-        case WATCH_KEY_UNIT:
-                return CAPTURE_CLASS_UNIT;
-        default:
-                return CAPTURE_CLASS_CGROUP;
-        }
-}
-
-unsigned watch_combined_entries(const struct config *c) {
-        unsigned n = 0;
-        for (size_t i = 0; i < c->n_watch; i++)
-                n += !single_key(&c->watch[i]);
-        return n;
-}
-
-int watch_plan_build(const struct config *c, struct watch_plan *ret) {
-        if (watch_combined_entries(c) > CAPTURE_MAX_COMBINED)
+int watch_plan_build(const struct watch *entries, size_t n_entries, struct watch_plan *ret) {
+        if (watch_combined_entries(entries, n_entries) > CAPTURE_MAX_COMBINED)
                 return -E2BIG;
-        struct watch_plan p = { .n = c->n_watch };
-        if (c->n_watch && !(p.bits = calloc(c->n_watch, sizeof(*p.bits))))
+        struct watch_plan p = { .n = n_entries };
+        if (n_entries && !(p.bits = calloc(n_entries, sizeof(*p.bits))))
                 return -ENOMEM;
         unsigned next = _CAPTURE_CLASS_MAX;
-        for (size_t i = 0; i < c->n_watch; i++) {
-                const struct watch *w = &c->watch[i];
-                uint64_t bit = single_key(w) ? UINT64_C(1) << class_of_key(w->keys) : UINT64_C(1) << next++;
+        for (size_t i = 0; i < n_entries; i++) {
+                const struct watch *w = &entries[i];
+                uint64_t bit = watch_entry_combined(w) ? UINT64_C(1) << next++
+                                                       : UINT64_C(1) << watch_key_of(w->keys)->class;
                 p.bits[i] = bit;
                 p.all |= bit;
-                for (unsigned k = WATCH_KEY_COMM; k <= WATCH_KEY_CGROUP; k <<= 1)
-                        if (w->keys & k)
-                                p.need[class_of_key(k)] |= bit;
+                for (size_t k = 0; k < watch_n_keys; k++)
+                        if (watch_keys[k].matches && (w->keys & watch_keys[k].flag))
+                                p.need[watch_keys[k].class] |= bit;
                 if (w->children)
                         p.follow |= bit;
         }
@@ -417,10 +357,10 @@ void watch_plan_done(struct watch_plan *p) {
         *p = (struct watch_plan) {};
 }
 
-uint64_t watch_plan_follow_of(const struct watch_plan *p, const struct config *c, pid_t pid) {
+uint64_t watch_plan_follow_of(const struct watch_plan *p, const struct watch *entries, size_t n_entries, pid_t pid) {
         uint64_t bits = 0;
-        for (size_t i = 0; i < p->n && i < c->n_watch; i++)
-                if (c->watch[i].children && c->watch[i].pid == pid)
+        for (size_t i = 0; i < p->n && i < n_entries; i++)
+                if (entries[i].children && entries[i].pid == pid)
                         bits |= p->bits[i];
         return bits;
 }

@@ -278,7 +278,7 @@ static void test_watch_keys(void) {
         CHECK(c->watch[3].keys == WATCH_KEY_UID && c->watch[3].uid == 999 && c->watch[3].user[0] == 0);
         CHECK(c->watch[4].keys == WATCH_KEY_PID && c->watch[4].pid == 7 && c->watch[4].children);
         char text[1024];
-        watch_describe(c, text, sizeof(text));
+        watch_describe(c->watch, c->n_watch, text, sizeof(text));
         CHECK_STR(text, "comm ~ \"ib_io_*\" and unit mariadb.service, cgroup /system.slice/docker-*.scope, "
                         "exe /usr/sbin/mariadbd and user root, uid 999, pid 7 and its children");
         config_free(c);

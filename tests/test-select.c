@@ -65,14 +65,12 @@ static void test_keys(void) {
         struct watch list[2] = { entry(WATCH_KEY_COMM), entry(WATCH_KEY_UID) };
         snprintf(list[0].comm, sizeof(list[0].comm), "fio");
         list[1].uid = 5;
-        struct config c = { .watch = list, .n_watch = 2 };
-        CHECK(!watch_selects(&c, &f));
+        CHECK(!watch_selects(list, 2, &f));
         f.have_uid = true;
         f.uid = 5;
-        CHECK(watch_selects(&c, &f));
-        CHECK(watch_needs_user_space(&c));
-        c.n_watch = 1;
-        CHECK(!watch_needs_user_space(&c));
+        CHECK(watch_selects(list, 2, &f));
+        CHECK(watch_needs_user_space(list, 2));
+        CHECK(!watch_needs_user_space(list, 1));
 }
 
 /* This process, as /proc shows it; its executable by identity, and followed across a replacement. */
@@ -157,9 +155,8 @@ static void test_absent(void) {
         snprintf(list[3].cgroup, sizeof(list[3].cgroup), "/machine.slice/*");
         snprintf(list[4].exe, sizeof(list[4].exe), "%s/bin/prog", dir);
         snprintf(list[5].exe, sizeof(list[5].exe), "%s/nodir/prog", dir);
-        struct config c = { .watch = list, .n_watch = 6 };
         struct notes n = {};
-        watch_note_absent(&c, path, &(struct watch_report) { note, &n });
+        watch_note_absent(list, 6, path, &(struct watch_report) { note, &n });
         CHECK_STR(n.text, "2: the unit has no cgroup now: it is watched from its start\n"
                           "4: no cgroup matches now: one made later is watched once found\n"
                           "5: the file does not exist now: one put there later is watched\n"
@@ -168,8 +165,7 @@ static void test_absent(void) {
         f = fopen(path, "we");
         fclose(f);
         n = (struct notes) {};
-        c.n_watch = 1;
-        watch_note_absent(&c, path, &(struct watch_report) { note, &n });
+        watch_note_absent(list, 1, path, &(struct watch_report) { note, &n });
         CHECK_STR(n.text, "1: no cgroup v2 hierarchy is mounted, where units and cgroups are found: this entry watches "
                           "nothing\n");
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Who is watched without the capture: the threads of watched pids from a /proc tree made here, the fork
  * decision, and the tracepoint filters built from them, as the kernel takes them. */
+#include "config.h"
 #include "watch.h"
 
 #include <sys/stat.h>
@@ -52,17 +53,17 @@ static void test_filter_text(void) {
                 return;
         char *filter = NULL;
         uint32_t tids[] = { 45, 42, 43, 44, 50, 60, 61 };
-        CHECK_EQ(watch_filter(c, tids, 7, "common_pid", true, &filter), 0);
+        CHECK_EQ(watch_filter(c->watch, c->n_watch, tids, 7, "common_pid", true, &filter), 0);
         CHECK_STR(filter, "comm == \"tst\" || comm ~ \"postgres*\" || (common_pid >= 42 && common_pid <= 45) || "
                           "common_pid == 50 || (common_pid >= 60 && common_pid <= 61)");
         free(filter);
-        CHECK_EQ(watch_filter(c, NULL, 0, "parent_pid", false, &filter), 0);
+        CHECK_EQ(watch_filter(c->watch, c->n_watch, NULL, 0, "parent_pid", false, &filter), 0);
         CHECK_STR(filter, "common_pid < 0"); /* the pid is gone: match nothing, not everything */
         free(filter);
         uint32_t many[1000];
         for (unsigned i = 0; i < 1000; i++)
                 many[i] = 100000 + 2 * i; /* no runs to compress */
-        CHECK_EQ(watch_filter(c, many, 1000, "common_pid", true, &filter), -E2BIG);
+        CHECK_EQ(watch_filter(c->watch, c->n_watch, many, 1000, "common_pid", true, &filter), -E2BIG);
         config_free(c);
 
         /* An empty watch list watches everything: no filter at all. */
@@ -70,7 +71,7 @@ static void test_filter_text(void) {
         if (!c)
                 return;
         filter = (char *) 1;
-        CHECK_EQ(watch_filter(c, NULL, 0, "common_pid", true, &filter), 0);
+        CHECK_EQ(watch_filter(c->watch, c->n_watch, NULL, 0, "common_pid", true, &filter), 0);
         CHECK(filter == NULL);
         config_free(c);
 }
@@ -82,7 +83,7 @@ static void test_filters_of_each_event(void) {
         uint32_t tids[] = { 7, 8 };
         struct watch_threads w = { .tids = tids, .n = 2 };
         struct watch_filters f;
-        CHECK_EQ(watch_filters_build(c, &w, &f), 0);
+        CHECK_EQ(watch_filters_build(c->watch, c->n_watch, &w, &f), 0);
         CHECK_STR(f.syscalls, "comm == \"a\" || (common_pid >= 7 && common_pid <= 8)");
         CHECK_STR(f.fork, "(parent_pid >= 7 && parent_pid <= 8)");
         CHECK_STR(f.process_exit, "group_dead == 1 && (comm == \"a\" || (common_pid >= 7 && common_pid <= 8))");
@@ -90,7 +91,7 @@ static void test_filters_of_each_event(void) {
         config_free(c);
         /* without a pid to watch, the fork event matches nothing; without a list, every exit */
         c = load("");
-        CHECK_EQ(watch_filters_build(c, &(struct watch_threads) {}, &f), 0);
+        CHECK_EQ(watch_filters_build(c->watch, c->n_watch, &(struct watch_threads) {}, &f), 0);
         CHECK(f.syscalls == NULL);
         CHECK_STR(f.fork, "common_pid < 0");
         CHECK_STR(f.process_exit, "group_dead == 1");
@@ -116,22 +117,22 @@ static void test_threads_and_forks(void) {
                 return;
         struct watch_threads w = { .proc_root = proc };
         int missing = 0;
-        watch_threads_collect(&w, c, report_missing, &missing);
+        watch_threads_collect(&w, c->watch, c->n_watch, report_missing, &missing);
         CHECK_EQ(w.n, 2);
         CHECK_EQ(missing, 200);
         /* a thread of pid 100 created later joins; pid 300's does not; one already gone does not */
         fake_thread(proc, 100, 102);
         fake_thread(proc, 300, 301);
-        CHECK_EQ(watch_threads_fork(&w, c, 100, 102), 1);
-        CHECK_EQ(watch_threads_fork(&w, c, 100, 102), 0); /* already there */
-        CHECK_EQ(watch_threads_fork(&w, c, 300, 301), 0);
-        CHECK_EQ(watch_threads_fork(&w, c, 100, 999), 0);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 100, 102), 1);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 100, 102), 0); /* already there */
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 300, 301), 0);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 100, 999), 0);
         /* a child process of a pid whose children are not followed is not watched */
         fake_task(proc, 103, 103, 100);
-        CHECK_EQ(watch_threads_fork(&w, c, 100, 103), 0);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 100, 103), 0);
         CHECK_EQ(w.n, 3);
         /* collected again (a reload): what is there now, no more */
-        watch_threads_collect(&w, c, NULL, NULL);
+        watch_threads_collect(&w, c->watch, c->n_watch, NULL, NULL);
         CHECK_EQ(w.n, 3);
         watch_threads_done(&w);
         config_free(c);
@@ -153,27 +154,27 @@ static void test_children(void) {
         if (!c)
                 return;
         struct watch_threads w = { .proc_root = proc };
-        CHECK_EQ(watch_threads_find_children(&w, c), 0);
+        CHECK_EQ(watch_threads_find_children(&w, c->watch, c->n_watch), 0);
         CHECK_EQ(w.n_followed, 2);
         CHECK_EQ(watch_threads_root_of(&w, 501), 500);
         CHECK_EQ(watch_threads_root_of(&w, 502), 500);
         CHECK_EQ(watch_threads_root_of(&w, 601), 0);
-        watch_threads_collect(&w, c, NULL, NULL);
+        watch_threads_collect(&w, c->watch, c->n_watch, NULL, NULL);
         CHECK_EQ(w.n, 5); /* 500, 501, 502, 503, 600 */
         /* created later: a child of the grandchild, then a thread of it; a child of 600 is not followed */
         fake_task(proc, 510, 510, 502);
-        CHECK_EQ(watch_threads_fork(&w, c, 503, 510), 2);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 503, 510), 2);
         CHECK_EQ(watch_threads_root_of(&w, 510), 500);
         fake_task(proc, 510, 511, 502);
-        CHECK_EQ(watch_threads_fork(&w, c, 510, 511), 1);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 510, 511), 1);
         fake_task(proc, 602, 602, 600);
-        CHECK_EQ(watch_threads_fork(&w, c, 600, 602), 0);
+        CHECK_EQ(watch_threads_fork(&w, c->watch, c->n_watch, 600, 602), 0);
         CHECK_EQ(w.n, 7);
         /* the grandchild ends: not collected again */
         char path[512];
         snprintf(path, sizeof(path), "rm -rf %s/502", proc);
         CHECK_EQ(system(path), 0);
-        watch_threads_collect(&w, c, NULL, NULL);
+        watch_threads_collect(&w, c->watch, c->n_watch, NULL, NULL);
         CHECK_EQ(watch_threads_root_of(&w, 502), 0);
         CHECK_EQ(watch_threads_root_of(&w, 510), 500);
         watch_threads_done(&w);
@@ -184,12 +185,12 @@ static void test_describe(void) {
         struct config *c = load("watch = ( { comm = \"fio\"; }, { comm = \"pg*\"; }, { pid = 9; } );\n");
         char buf[256];
         if (c)
-                watch_describe(c, buf, sizeof(buf));
+                watch_describe(c->watch, c->n_watch, buf, sizeof(buf));
         CHECK_STR(c ? buf : NULL, "comm == \"fio\", comm ~ \"pg*\", pid 9");
         config_free(c);
         c = load("");
         if (c)
-                watch_describe(c, buf, sizeof(buf));
+                watch_describe(c->watch, c->n_watch, buf, sizeof(buf));
         CHECK_STR(c ? buf : NULL, "every process");
         config_free(c);
 }
@@ -203,7 +204,7 @@ static void test_plan(void) {
         if (!c)
                 return;
         struct watch_plan p;
-        CHECK_EQ(watch_plan_build(c, &p), 0);
+        CHECK_EQ(watch_plan_build(c->watch, c->n_watch, &p), 0);
         uint64_t comm = 1u << CAPTURE_CLASS_COMM, id = 1u << CAPTURE_CLASS_ID, own = 1u << _CAPTURE_CLASS_MAX;
         CHECK_EQ(p.bits[0], comm);
         CHECK_EQ(p.bits[1], comm);
@@ -218,8 +219,8 @@ static void test_plan(void) {
         CHECK_EQ(p.need[CAPTURE_CLASS_ID], id | own << 1);
         CHECK_EQ(p.follow, own << 1);
         CHECK_EQ(p.n_combined, 2);
-        CHECK_EQ(watch_plan_follow_of(&p, c, 4), own << 1);
-        CHECK_EQ(watch_plan_follow_of(&p, c, 3), 0);
+        CHECK_EQ(watch_plan_follow_of(&p, c->watch, c->n_watch, 4), own << 1);
+        CHECK_EQ(watch_plan_follow_of(&p, c->watch, c->n_watch, 3), 0);
         watch_plan_done(&p);
         config_free(c);
 }

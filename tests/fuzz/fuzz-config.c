@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (config_load(path, &c, error, sizeof(error)) == 0) {
                 uint32_t tids[3] = { 1, 2, 4 };
                 char *filter = NULL;
-                if (watch_filter(c, tids, 3, "common_pid", 1, &filter) == 0)
+                if (watch_filter(c->watch, c->n_watch, tids, 3, "common_pid", 1, &filter) == 0)
                         free(filter);
                 config_free(c);
         }
