@@ -259,3 +259,5 @@ restore_fs() {
 as_nobody() { # COMMAND...: run as nobody:nogroup, no other group
         setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
+# A python another user can run: the system's, not one under root's home (pyenv)
+NOBODY_PYTHON3=/usr/bin/python3
