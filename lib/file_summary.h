@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tracker.h"
+#include "request.h"
 
 /* Requests by the file they were for, over one summary interval, whichever process made them: a DBA asks which
  * tablespace is slow.  Each request is counted as it ends, as the process summaries count it; at the interval's
