@@ -248,13 +248,13 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
         bool by_call = capture.flags & CAPTURE_F_RING_BY_CALL;
         for (size_t i = 0; i < n_seen; i++)
                 taken[i] = call->syscall == AIO_IO_SUBMIT &&
-                           tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i] && !by_call,
+                           aio_requests_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i] && !by_call,
                                               s->time);
         /* The requests it ended come after the call itself. */
-        tracker_match(&e->tracker, call, e->drains);
+        aio_requests_call(&e->tracker, call, e->drains);
         for (size_t i = 0; i < n_seen; i++)
                 if (!taken[i])
-                        (void) tracker_ring_event(&e->tracker, call->pid, call->args[0], &seen[i],
+                        (void) aio_requests_ring_event(&e->tracker, call->pid, call->args[0], &seen[i],
                                                   reaped[i] && !by_call, s->time);
         if (e->opt.records & RECORD_SYSCALLS)
                 emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
@@ -274,7 +274,7 @@ static bool handle_ring_only(struct engine *e, const struct sample *s, const str
         size_t n = capture_view_ring(&v, ctx, seen, reaped, CAPTURE_RING_MAX);
         bool by_call = v.flags & CAPTURE_F_RING_BY_CALL;
         for (size_t i = 0; i < n; i++)
-                (void) tracker_ring_event(&e->tracker, s->pid, ctx, &seen[i], reaped[i] && !by_call, s->time);
+                (void) aio_requests_ring_event(&e->tracker, s->pid, ctx, &seen[i], reaped[i] && !by_call, s->time);
         tracker_flush(&e->tracker);
         return true;
 }
@@ -287,13 +287,13 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 return;
         }
         if (u.kind == EVENT_URING_OVERFLOW) {
-                tracker_uring_overflow(&e->tracker, u.pid, u.tid, u.ring, u.user_data, u.res, u.cflags, u.cqe_dropped,
+                uring_requests_overflow(&e->tracker, u.pid, u.tid, u.ring, u.user_data, u.res, u.cflags, u.cqe_dropped,
                                        s->time);
                 tracker_flush(&e->tracker);
                 return;
         }
         if (!u.submit) {
-                tracker_uring_complete(&e->tracker, u.pid, u.tid, u.ring, u.req, u.user_data, u.res, u.cflags,
+                uring_requests_complete(&e->tracker, u.pid, u.tid, u.ring, u.req, u.user_data, u.res, u.cflags,
                                        s->time);
                 tracker_flush(&e->tracker);
                 return;
@@ -325,7 +325,7 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 .file = file.mnt_id ? &file : NULL,
         };
         e->stats.uring_submits++;
-        tracker_uring_submit(&e->tracker, &us, e->drains);
+        uring_requests_submit(&e->tracker, &us, e->drains);
         tracker_flush(&e->tracker);
 }
 
@@ -578,7 +578,7 @@ void engine_finish(struct engine *e, uint64_t now) {
 
 void engine_set_uring(struct engine *e, bool on) {
         if (!on && !e->opt.uring_off)
-                tracker_uring_stop(&e->tracker, e->processed_up_to);
+                uring_requests_stop(&e->tracker, e->processed_up_to);
         e->opt.uring_off = !on;
 }
 

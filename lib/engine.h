@@ -9,7 +9,9 @@
 #include "config.h"
 #include "entry.h"
 #include "events.h"
+#include "aio_requests.h"
 #include "tracker.h"
+#include "uring_requests.h"
 #include "ring.h"
 #include "threads.h"
 

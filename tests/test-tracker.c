@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The request tracker on calls built by hand: every request ends exactly once, as what it is; the bounds evict
  * the oldest; summaries count what the calls did; and a random mix of calls against a plain model. */
+#include "aio_requests.h"
 #include "tracker.h"
+#include "uring_requests.h"
 
 #include <unistd.h>
 
@@ -75,7 +77,7 @@ static void submit(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, un
         struct aio_call c = { .syscall = AIO_IO_SUBMIT, .pid = pid, .tid = pid + 1, .comm = "proc",
                               .enter_time = time, .exit_time = time + 10, .enter_seen = true, .args_known = true,
                               .args = { ctx, n, 0x5000 }, .ret = n, .iocbs = iocbs, .n_items = n, .n_wanted = n };
-        tracker_match(&t, &c, 0);
+        aio_requests_call(&t, &c, 0);
         tracker_flush(&t);
 }
 
@@ -88,7 +90,7 @@ static void reap(uint32_t pid, uint64_t ctx, uint64_t time, uint32_t first, unsi
         struct aio_call c = { .syscall = AIO_IO_GETEVENTS, .pid = pid, .tid = pid + 2, .comm = "proc",
                               .enter_time = time - 5, .exit_time = time, .enter_seen = true, .args_known = true,
                               .args = { ctx, 1, n }, .ret = n, .events = events, .n_items = n, .n_wanted = n };
-        tracker_match(&t, &c, 0);
+        aio_requests_call(&t, &c, 0);
         tracker_flush(&t);
 }
 
@@ -96,7 +98,7 @@ static void simple_call(enum aio_syscall sc, uint32_t pid, uint64_t time, uint64
         struct aio_call c = { .syscall = sc, .pid = pid, .tid = pid, .comm = "proc", .enter_time = time - 1,
                               .exit_time = time, .enter_seen = true, .args_known = true, .args = { a0, a1 }, .ret = ret,
                               .events = events };
-        tracker_match(&t, &c, 0);
+        aio_requests_call(&t, &c, 0);
         tracker_flush(&t);
 }
 
@@ -118,7 +120,7 @@ static void test_lifecycle(void) {
         submit(100, 0xa, 1000, 0, 8, 0);
         submit(100, 0xb, 1100, 8, 8, 1);
         submit(200, 0xa, 1200, 16, 8, 0);
-        CHECK_EQ(t.used, 24);
+        CHECK_EQ(tracker_inflight_total(&t), 24);
         CHECK_EQ(tracker_inflight(&t, 100), 16);
 
         reap(100, 0xa, 5000, 0, 4, 4096, NULL);
@@ -176,7 +178,7 @@ static void test_lifecycle(void) {
         n_got = 0;
         tracker_process_end(&t, 200, 7100, END_EXEC);
         CHECK_EQ(count_kind(REQ_ABANDONED, END_EXEC), 8);
-        CHECK_EQ(t.used, 0);
+        CHECK_EQ(tracker_inflight_total(&t), 0);
 
         /* pid 0 is no process: nothing kept, nothing ended, no hang */
         n_got = 0;
@@ -219,11 +221,11 @@ static void test_bounds(void) {
         setup(2000, 4000, 0);
         for (uint32_t i = 0; i < 3000; i += 100)
                 submit(1 + i % 7, 0xa, 1000 + i, i, 100, 0);
-        CHECK_EQ(t.used, 2000);
+        CHECK_EQ(tracker_inflight_total(&t), 2000);
         CHECK_EQ(n_got, 1000);
         CHECK_EQ(got[0].iocb, iocb_addr(0));
         CHECK_EQ(got[999].iocb, iocb_addr(999));
-        CHECK(t.nodes_cap == 2000);
+        CHECK(t.aio.cap == 2000);
         tracker_done(&t);
 }
 
@@ -236,7 +238,7 @@ static void test_unidentified(void) {
         struct aio_call c = { .syscall = AIO_IO_GETEVENTS, .pid = 100, .tid = 100, .comm = "proc", .enter_time = 1500,
                               .exit_time = 1600, .enter_seen = true, .args_known = true, .args = { 0xa }, .ret = 2,
                               .events = events, .n_items = 2, .n_wanted = 2 };
-        tracker_match(&t, &c, 0);
+        aio_requests_call(&t, &c, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 0);
         simple_call(AIO_IO_DESTROY, 100, 2000, 0xa, 0, 0);
@@ -287,7 +289,7 @@ static void test_summaries(void) {
         n_sums = 0;
         tracker_tick(&t, 500000000);
         CHECK_EQ(n_sums, 0);
-        CHECK_EQ(t.procs.used, 1);
+        CHECK_EQ(t.procs.table.used, 1);
         CHECK_EQ(tracker_inflight(&t, 200), 1);
         CHECK(t.next_summary > 500000000 && t.next_summary <= 501000000);
         /* its end: the last summary, for the part of the interval it lived */
@@ -352,10 +354,10 @@ static void test_uring(void) {
         struct uring_submit u = { .pid = 300, .tid = 301, .comm = "ring", .ring = 0x1a1a, .req = 0xa0, .user_data = 7,
                                   .time = 1000, .opcode = IOCB_CMD_PREAD, .details = true, .nbytes_known = true,
                                   .fd = 5, .off = 8192, .len = 4096 };
-        tracker_uring_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
         tracker_flush(&t);
         CHECK_EQ(tracker_inflight(&t, 300), 1);
-        tracker_uring_complete(&t, 300, 302, 0x1a1a, 0xa0, 7, 4096, 0, 3000);
+        uring_requests_complete(&t, 300, 302, 0x1a1a, 0xa0, 7, 4096, 0, 3000);
         tracker_flush(&t);
         CHECK_EQ(n_got, 1);
         CHECK_EQ(got[0].kind, REQ_COMPLETED);
@@ -368,10 +370,10 @@ static void test_uring(void) {
         CHECK(!got[0].no_offset);
         /* multishot: two completions with IORING_CQE_F_MORE, then the last */
         u.req = 0xb0, u.user_data = 8, u.opcode = URING_OPCODE_BASE + 27, u.details = false, u.time = 4000;
-        tracker_uring_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
         for (int i = 0; i < 3; i++) {
                 /* those with IORING_CQE_F_MORE come with no request (an auxiliary CQE): found by user_data */
-                tracker_uring_complete(&t, 300, 301, 0x1a1a, i < 2 ? 0 : 0xb0, 8, 100 + i, i < 2 ? 2 : 0,
+                uring_requests_complete(&t, 300, 301, 0x1a1a, i < 2 ? 0 : 0xb0, 8, 100 + i, i < 2 ? 2 : 0,
                                        5000 + (uint64_t) i);
                 tracker_flush(&t);
         }
@@ -385,43 +387,43 @@ static void test_uring(void) {
         CHECK_EQ(tracker_inflight(&t, 300), 0);
         /* the same request again before its completion was seen: unknown; a completion of nothing: unmatched */
         u.req = 0xc0;
-        tracker_uring_submit(&t, &u, 0);
-        tracker_uring_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 5);
         CHECK_EQ(got[4].kind, REQ_UNKNOWN);
         CHECK_EQ(got[4].end, END_RESUBMITTED);
-        tracker_uring_complete(&t, 300, 301, 0x1a1a, 0xd0, 9, 0, 0, 9000);
+        uring_requests_complete(&t, 300, 301, 0x1a1a, 0xd0, 9, 0, 0, 9000);
         tracker_flush(&t);
         CHECK_EQ(n_got, 6);
         CHECK_EQ(got[5].kind, REQ_UNMATCHED);
         /* a completion the CQ ring had no room for: found by its ring and user_data, the oldest first */
         u.req = 0xe0, u.user_data = 42;
-        tracker_uring_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
         u.req = 0xe8;
-        tracker_uring_submit(&t, &u, 0);
-        tracker_uring_overflow(&t, 300, 301, 0x1a1a, 42, 5, 0, false, 9500);
+        uring_requests_submit(&t, &u, 0);
+        uring_requests_overflow(&t, 300, 301, 0x1a1a, 42, 5, 0, false, 9500);
         tracker_flush(&t);
         CHECK_EQ(n_got, 7);
         CHECK_EQ(got[6].kind, REQ_COMPLETED);
         CHECK_EQ(got[6].iocb, 0xe0);
         CHECK_EQ(got[6].cq_overflow, CQ_OVERFLOW_KEPT);
         CHECK_EQ(stats.cq_overflows, 1);
-        tracker_uring_overflow(&t, 300, 301, 0x1a1a, 42, 6, 0, true, 9600);
+        uring_requests_overflow(&t, 300, 301, 0x1a1a, 42, 6, 0, true, 9600);
         tracker_flush(&t);
         CHECK_EQ(n_got, 8);
         CHECK_EQ(got[7].iocb, 0xe8);
         CHECK_EQ(got[7].cq_overflow, CQ_OVERFLOW_DROPPED);
         /* io_uring turned off: what is in flight ends unknown */
         u.req = 0xf0;
-        tracker_uring_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
         n_got = 0;
-        tracker_uring_stop(&t, 9700);
+        uring_requests_stop(&t, 9700);
         CHECK_EQ(n_got, 2); /* and the one of 0xc0 */
         CHECK(got[0].kind == REQ_UNKNOWN && got[0].end == END_UNTRACED);
         CHECK(got[1].kind == REQ_UNKNOWN && got[1].end == END_UNTRACED);
         u.req = 0xc0;
-        tracker_uring_submit(&t, &u, 0);
+        uring_requests_submit(&t, &u, 0);
         tracker_flush(&t);
         /* the process ends with one in flight */
         n_got = 6;
@@ -506,7 +508,7 @@ struct model_req {
 
 static void ring_event(uint32_t pid, uint64_t ctx, uint32_t i, bool reaped, uint64_t time, bool want_taken) {
         struct io_event ev = { .data = i, .obj = iocb_addr(i), .res = 4096, .res2 = 0 };
-        CHECK_EQ(tracker_ring_event(&t, pid, ctx, &ev, reaped, time), want_taken);
+        CHECK_EQ(aio_requests_ring_event(&t, pid, ctx, &ev, reaped, time), want_taken);
         tracker_flush(&t);
 }
 
@@ -625,7 +627,7 @@ static void test_model(void) {
                 }
                 ended += n_got - before;
                 n_got = 0;
-                CHECK_EQ(t.used, n_live);
+                CHECK_EQ(tracker_inflight_total(&t), n_live);
                 for (uint32_t p = 1; p <= 3; p++) {
                         size_t mine = 0;
                         for (size_t i = 0; i < n_live; i++)

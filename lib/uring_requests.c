@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "uring_requests.h"
+
+#include "util.h"
+
+#define NIL INFLIGHT_NIL
+#define IORING_CQE_F_MORE (1u << 1)
+
+/* The same request again while one is in flight: the kernel reuses its requests once they completed, so the
+ * completion in between was not seen. */
+static void end_resubmitted(struct tracker *t, struct proc *p, uint32_t n, uint64_t time) {
+        struct request *old = tracker_pending(t);
+        if (!old)
+                return;
+        tracker_remove(t, &t->uring, n, p, old);
+        if (p->unidentified > 0)
+                p->unidentified--;
+        old->end_time = time;
+        old->end = END_RESUBMITTED;
+        old->kind = REQ_UNKNOWN;
+        tracker_account(t, p, old);
+}
+
+void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation) {
+        struct proc *p = tracker_proc(t, u->pid, u->comm);
+        if (!p)
+                return;
+        p->iv.submitted[request_op_index(u->opcode, true)]++;
+        p->iv.submitted_io_uring++;
+        uint32_t n = inflight_find(&t->uring, u->pid, u->ring, u->req);
+        if (n != NIL)
+                end_resubmitted(t, p, n, u->time);
+        if (!tracker_make_room(t, p, &t->uring, u->time)) {
+                p->forgotten++;
+                return;
+        }
+        struct request *r = inflight_insert(&t->uring, &p->uring, u->pid, u->ring, u->req);
+        *r = (struct request) {
+                .pid = u->pid, .submit_tid = u->tid, .ctx = u->ring, .iocb = u->req, .data = u->user_data,
+                .submit_time = u->time, .submit_known = true, .interface = REQ_IO_URING, .opcode = u->opcode,
+                .fixed_file = u->fixed_file, .no_file = u->no_file || u->failed, .no_offset = !u->details,
+                .submit_failed = u->failed, .fd = u->fd,
+                .offset = u->details ? u->off : 0,
+                .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
+        };
+        if (proc_in_flight(p) > p->iv.inflight_max)
+                p->iv.inflight_max = proc_in_flight(p);
+        /* a registered file's index names no fd of the process: its path is not looked up */
+        if (t->opt.paths && !u->fixed_file && !u->no_file && !u->failed)
+                fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
+}
+
+/* A completion of io_uring: of node n (NIL: of no request known) of process p. */
+static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pid, uint32_t tid, uint64_t ring,
+                      uint64_t req, uint64_t user_data, int32_t res, uint32_t cflags, uint8_t overflow,
+                      uint64_t time) {
+        struct request *r = tracker_pending(t);
+        if (!r)
+                return;
+        if (n == NIL) {
+                *r = (struct request) { .pid = pid, .ctx = ring, .iocb = req, .data = user_data,
+                                        .interface = REQ_IO_URING, .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
+                if (p && p->forgotten > 0) {
+                        p->forgotten--;
+                        r->end = END_SUBMIT_UNTRACKED;
+                }
+        } else if (cflags & IORING_CQE_F_MORE) {
+                *r = *inflight_request(&t->uring, n); /* a multishot request's completion: it goes on */
+                r->path = path_str_ref(r->path);
+                r->kind = REQ_COMPLETED;
+                r->end = END_REAPED;
+        } else {
+                tracker_remove(t, &t->uring, n, p, r);
+                r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
+                r->end = END_REAPED;
+        }
+        r->reap_tid = tid;
+        r->end_time = time;
+        r->has_result = true;
+        r->res = res;
+        r->res2 = 0;
+        r->cq_overflow = overflow;
+        if (overflow) {
+                t->stats->cq_overflows++;
+                if (p)
+                        p->iv.cq_overflows++;
+        }
+        tracker_account(t, p, r);
+}
+
+/* A completion that names no request: the oldest of the ring's requests in flight with that user_data
+ * (programs may reuse one). */
+static uint32_t find_by_data(const struct tracker *t, const struct proc *p, uint64_t ring, uint64_t user_data) {
+        uint32_t n = p ? p->uring.head : NIL;
+        while (n != NIL && (inflight_request(&t->uring, n)->ctx != ring ||
+                            inflight_request(&t->uring, n)->data != user_data))
+                n = inflight_owner_next(&t->uring, n);
+        return n;
+}
+
+void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
+                             uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
+        struct proc *p = procs_find(&t->procs, pid);
+        /* a multishot request's completions but its last are posted with no request */
+        uint32_t n = !p ? NIL : req ? inflight_find(&t->uring, pid, ring, req) : find_by_data(t, p, ring, user_data);
+        uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : req, user_data, res,
+                  cflags, 0, time);
+}
+
+void uring_requests_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,
+                             int32_t res, uint32_t cflags, bool dropped, uint64_t time) {
+        struct proc *p = procs_find(&t->procs, pid);
+        uint32_t n = find_by_data(t, p, ring, user_data);
+        uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : 0, user_data, res,
+                  cflags, dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, time);
+}
+
+void uring_requests_stop(struct tracker *t, uint64_t time) {
+        tracker_flush(t);
+        for (uint32_t n = t->uring.oldest; n != NIL;) {
+                uint32_t next = inflight_next(&t->uring, n);
+                struct proc *p = procs_find(&t->procs, inflight_request(&t->uring, n)->pid);
+                struct request r;
+                tracker_remove(t, &t->uring, n, p, &r);
+                r.end_time = time;
+                r.end = END_UNTRACED;
+                r.kind = REQ_UNKNOWN;
+                tracker_account(t, p, &r);
+                tracker_emit(t, p, &r);
+                n = next;
+        }
+}
