@@ -755,36 +755,32 @@ static void reload(struct daemon *d) {
                 notify_status(d, "READY=1\n");
                 return;
         }
-        bool new_output = false;
-        for (size_t i = 0; i < config_n_keys; i++) {
-                const struct config_key *k = &config_keys[i];
-                if (config_key_equal(k, nc, d->config))
-                        continue;
-                if (k->reload == RELOAD_OUTPUT)
-                        new_output = true;
-                else if (k->reload == RELOAD_RESTART) {
-                        config_key_format(k, nc, value, sizeof(value));
-                        config_key_format(k, d->config, running, sizeof(running));
-                        emit_info(d, "reload: %s = %s takes effect at restart; kept %s", k->name, value, running);
-                        config_key_copy(k, nc, d->config);
-                }
+        struct config_changes ch;
+        config_changes(d->config, nc, &ch);
+        for (size_t i = 0; i < ch.n_kept; i++) {
+                config_key_format(ch.kept[i], nc, value, sizeof(value));
+                config_key_format(ch.kept[i], d->config, running, sizeof(running));
+                emit_info(d, "reload: %s = %s takes effect at restart; kept %s", ch.kept[i]->name, value, running);
+                config_key_copy(ch.kept[i], nc, d->config);
         }
-        if (new_output) {
+        if (ch.new_output) {
                 /* what was traced before the reload goes where the config said then */
                 engine_drain(&d->engine, now_ns() - MERGE_MARGIN_NS);
                 reload_output(d, nc);
         }
-        bool new_tick = nc->drain_interval_ms != d->config->drain_interval_ms;
-        if (strcmp(nc->metrics.path, d->config->metrics.path) != 0)
+        if ((ch.apply & APPLY_METRICS) && strcmp(nc->metrics.path, d->config->metrics.path) != 0)
                 remove_metrics(d, d->config->metrics.path);
         config_free(d->config);
         d->config = TAKE_PTR(nc);
-        engine_reselect(&d->engine);
-        engine_set_uring(&d->engine, d->config->io_uring);
-        if (engine_set_records(&d->engine, d->config->records, d->config->summary_by, d->config->summary_files,
+        if (ch.apply & APPLY_WATCH)
+                engine_reselect(&d->engine);
+        if (ch.apply & APPLY_URING)
+                engine_set_uring(&d->engine, d->config->io_uring);
+        if ((ch.apply & APPLY_RECORDS) &&
+            engine_set_records(&d->engine, d->config->records, d->config->summary_by, d->config->summary_files,
                                (uint64_t) d->config->summary_interval * 1000000000ull) < 0)
                 emit_info(d, "reload: no memory for the file summaries: none are made");
-        if (new_tick)
+        if (ch.apply & APPLY_DRAIN)
                 (void) sd_event_source_set_time_relative(d->tick, d->config->drain_interval_ms * USEC_PER_MSEC);
         watch_describe(d->config->watch, d->config->n_watch, value, sizeof(value));
         emit_event(d, INFO_RELOADED, LOG_INFO, "reloaded %s: watching %s", d->opt.config_path, value);

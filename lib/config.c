@@ -261,32 +261,41 @@ static const char *const summary_by_names[] = { "process", "file", NULL };
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *) 0)->f)
 
 const struct config_key config_keys[] = {
-        { "watch", KEY_WATCH, FIELD(watch), .reload = RELOAD_LIVE },
-        { "capture", KEY_ENUM, FIELD(capture), .names = capture_names, .reload = RELOAD_RESTART },
-        { "records", KEY_FLAGS, FIELD(records), .names = record_names, .reload = RELOAD_LIVE },
-        { "summary_interval", KEY_UINT, FIELD(summary_interval), 1, 86400, .reload = RELOAD_LIVE },
-        { "summary_by", KEY_FLAGS, FIELD(summary_by), 1, .names = summary_by_names, .reload = RELOAD_LIVE },
-        { "summary_files", KEY_UINT, FIELD(summary_files), 1, FILE_SUMMARY_MAX, .reload = RELOAD_LIVE },
-        { "io_uring", KEY_BOOL, FIELD(io_uring), .reload = RELOAD_LIVE },
-        { "ring_memory", KEY_SIZE, FIELD(ring_memory), 64u << 10, UINT64_MAX, .reload = RELOAD_RESTART },
+        { "watch", KEY_WATCH, FIELD(watch), .reload = RELOAD_LIVE, .apply = APPLY_WATCH },
+        { "capture", KEY_ENUM, FIELD(capture), .names = capture_names, .reload = RELOAD_RESTART, .def = CAPTURE_AUTO },
+        { "records", KEY_FLAGS, FIELD(records), .names = record_names, .reload = RELOAD_LIVE, .apply = APPLY_RECORDS,
+          .def = RECORD_REQUESTS | RECORD_SUMMARY },
+        { "summary_interval", KEY_UINT, FIELD(summary_interval), 1, 86400, .reload = RELOAD_LIVE,
+          .apply = APPLY_RECORDS, .def = 60 },
+        { "summary_by", KEY_FLAGS, FIELD(summary_by), 1, .names = summary_by_names, .reload = RELOAD_LIVE,
+          .apply = APPLY_RECORDS, .def = SUMMARY_BY_PROCESS },
+        { "summary_files", KEY_UINT, FIELD(summary_files), 1, FILE_SUMMARY_MAX, .reload = RELOAD_LIVE,
+          .apply = APPLY_RECORDS, .def = 20 },
+        { "io_uring", KEY_BOOL, FIELD(io_uring), .reload = RELOAD_LIVE, .apply = APPLY_URING, .def = true },
+        { "ring_memory", KEY_SIZE, FIELD(ring_memory), 64u << 10, UINT64_MAX, .reload = RELOAD_RESTART,
+          .def = 256ull << 20 },
         { "ring_pages", KEY_UINT, FIELD(ring_pages), 1, RING_PAGES_MAX, .pow2 = true, .unset = "from ring_memory",
           .reload = RELOAD_RESTART },
-        { "max_iocbs_per_call", KEY_UINT, FIELD(max_iocbs_per_call), 1, MAX_IOCBS_MAX, .reload = RELOAD_RESTART },
-        { "drain_interval_ms", KEY_UINT, FIELD(drain_interval_ms), 1, 60000, .reload = RELOAD_LIVE },
-        { "max_inflight", KEY_UINT, FIELD(max_inflight), 16, 16u << 20, .reload = RELOAD_RESTART },
+        { "max_iocbs_per_call", KEY_UINT, FIELD(max_iocbs_per_call), 1, MAX_IOCBS_MAX, .reload = RELOAD_RESTART,
+          .def = 256 },
+        { "drain_interval_ms", KEY_UINT, FIELD(drain_interval_ms), 1, 60000, .reload = RELOAD_LIVE,
+          .apply = APPLY_DRAIN, .def = 100 },
+        { "max_inflight", KEY_UINT, FIELD(max_inflight), 16, 16u << 20, .reload = RELOAD_RESTART, .def = 65536 },
         { "max_inflight_per_process", KEY_UINT, FIELD(max_inflight_per_process), 1, 16u << 20,
-          .reload = RELOAD_RESTART },
-        { "priority_boost", KEY_UINT, FIELD(priority_boost), 0, 20, .reload = RELOAD_RESTART },
-        { "output.sink", KEY_ENUM, FIELD(output.sink), .names = sink_names, .reload = RELOAD_OUTPUT },
-        { "output.format", KEY_ENUM, FIELD(output.format), .names = format_names, .reload = RELOAD_OUTPUT },
+          .reload = RELOAD_RESTART, .def = 65536 },
+        { "priority_boost", KEY_UINT, FIELD(priority_boost), 0, 20, .reload = RELOAD_RESTART, .def = 4 },
+        { "output.sink", KEY_ENUM, FIELD(output.sink), .names = sink_names, .reload = RELOAD_OUTPUT, .def = SINK_AUTO },
+        { "output.format", KEY_ENUM, FIELD(output.format), .names = format_names, .reload = RELOAD_OUTPUT,
+          .def = OUTPUT_TEXT },
         { "output.json_message", KEY_BOOL, FIELD(output.json_message), .reload = RELOAD_OUTPUT },
         { "output.path", KEY_PATH, FIELD(output.path), .reload = RELOAD_OUTPUT },
-        { "output.max_size", KEY_SIZE, FIELD(output.max_size), 4096, UINT64_MAX, .reload = RELOAD_OUTPUT },
-        { "output.keep", KEY_UINT, FIELD(output.keep), 1, 1000, .reload = RELOAD_OUTPUT },
-        { "output.mode", KEY_MODE, FIELD(output.mode), .reload = RELOAD_OUTPUT },
-        { "output.queue_kib", KEY_UINT, FIELD(output.queue_kib), 64, 1u << 20, .reload = RELOAD_OUTPUT },
-        { "metrics.path", KEY_PATH, FIELD(metrics.path), .reload = RELOAD_LIVE },
-        { "metrics.mode", KEY_MODE, FIELD(metrics.mode), .reload = RELOAD_LIVE },
+        { "output.max_size", KEY_SIZE, FIELD(output.max_size), 4096, UINT64_MAX, .reload = RELOAD_OUTPUT,
+          .def = 64ull << 20 },
+        { "output.keep", KEY_UINT, FIELD(output.keep), 1, 1000, .reload = RELOAD_OUTPUT, .def = 5 },
+        { "output.mode", KEY_MODE, FIELD(output.mode), .reload = RELOAD_OUTPUT, .def = 0640 },
+        { "output.queue_kib", KEY_UINT, FIELD(output.queue_kib), 64, 1u << 20, .reload = RELOAD_OUTPUT, .def = 16384 },
+        { "metrics.path", KEY_PATH, FIELD(metrics.path), .reload = RELOAD_LIVE, .apply = APPLY_METRICS },
+        { "metrics.mode", KEY_MODE, FIELD(metrics.mode), .reload = RELOAD_LIVE, .apply = APPLY_METRICS, .def = 0640 },
         /* the daemon joins the group at start, while it may */
         { "metrics.group", KEY_GROUP, FIELD(metrics.group), .reload = RELOAD_RESTART },
 };
@@ -513,6 +522,21 @@ void config_key_copy(const struct config_key *k, struct config *to, const struct
                 memcpy((uint8_t *) to + k->offset, (const uint8_t *) from + k->offset, k->size);
 }
 
+void config_changes(const struct config *running, const struct config *loaded, struct config_changes *ret) {
+        *ret = (struct config_changes) { .apply = APPLY_WATCH };
+        for (size_t i = 0; i < config_n_keys; i++) {
+                const struct config_key *k = &config_keys[i];
+                if (config_key_equal(k, loaded, running))
+                        continue;
+                if (k->reload == RELOAD_LIVE)
+                        ret->apply |= k->apply;
+                else if (k->reload == RELOAD_OUTPUT)
+                        ret->new_output = true;
+                else if (ret->n_kept < CONFIG_KEYS_MAX)
+                        ret->kept[ret->n_kept++] = k;
+        }
+}
+
 #define CONFIG_SIZE_MAX (1u << 20)
 
 /* The whole file, checked first: a regular file (a directory or a FIFO is refused, and opening never waits for a
@@ -712,21 +736,13 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
         _cleanup_(config_freep) struct config *c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        *c = (struct config) {
-                .ring_memory = 256ull << 20,
-                .max_iocbs_per_call = 256,
-                .drain_interval_ms = 100,
-                .max_inflight = 65536,
-                .max_inflight_per_process = 65536,
-                .priority_boost = 4,
-                .records = RECORD_REQUESTS | RECORD_SUMMARY,
-                .summary_interval = 60,
-                .summary_by = SUMMARY_BY_PROCESS,
-                .summary_files = 20,
-                .io_uring = true,
-                .output = { .format = OUTPUT_TEXT, .queue_kib = 16384, .max_size = 64ull << 20, .keep = 5, .mode = 0640 },
-                .metrics = { .mode = 0640 },
-        };
+        for (size_t i = 0; i < config_n_keys; i++) {
+                const struct config_key *k = &config_keys[i];
+                if (k->type == KEY_BOOL)
+                        *(bool *) ((uint8_t *) c + k->offset) = k->def != 0;
+                else if (k->type != KEY_WATCH && k->type != KEY_PATH && k->type != KEY_GROUP)
+                        store_uint(k, c, k->def);
+        }
 
         _cleanup_(freep) char *text = NULL;
         int r = read_config_file(&p, path, &text);

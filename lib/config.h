@@ -84,9 +84,18 @@ struct config {
 
 /* What a reload does with a key whose value changed. */
 enum config_reload {
-        RELOAD_LIVE,    /* applied to the running daemon at once */
+        RELOAD_LIVE,    /* applied to the running daemon at once, as its apply says */
         RELOAD_OUTPUT,  /* applied by opening the output anew */
         RELOAD_RESTART, /* kept as it was, and said: it takes effect at the next start */
+};
+
+/* How the running daemon applies a live key: each a step of the reload, taken when a key of it changed. */
+enum {
+        APPLY_WATCH = 1 << 0,   /* the selection (applied at every reload: a watched pid's threads change) */
+        APPLY_RECORDS = 1 << 1, /* what is written and summarised, and the summaries' interval */
+        APPLY_URING = 1 << 2,   /* io_uring traced or not */
+        APPLY_DRAIN = 1 << 3,   /* the drain timer */
+        APPLY_METRICS = 1 << 4, /* the metrics file (one no longer named is removed) */
 };
 
 enum config_key_type {
@@ -113,6 +122,8 @@ struct config_key {
         const char *unset;        /* KEY_UINT: what 0, the default, stands for ("from ring_memory") */
         const char *const *names; /* KEY_ENUM, KEY_FLAGS: NULL-terminated */
         enum config_reload reload;
+        unsigned apply; /* RELOAD_LIVE: APPLY_* */
+        uint64_t def;   /* the default of a scalar key (KEY_PATH, KEY_GROUP: ""; KEY_WATCH: every process) */
 };
 
 extern const struct config_key config_keys[];
@@ -124,6 +135,17 @@ bool config_key_equal(const struct config_key *k, const struct config *a, const 
 void config_key_format(const struct config_key *k, const struct config *c, char *buf, size_t size);
 /* Give `to` the key's value in `from` (a scalar key: not the watch list). */
 void config_key_copy(const struct config_key *k, struct config *to, const struct config *from);
+
+/* What a reload from `running` to `loaded` does, from the table: the steps its live keys' changes take, whether
+ * the output is opened anew, and the keys only a restart can change that changed (kept, and said). */
+#define CONFIG_KEYS_MAX 64
+struct config_changes {
+        unsigned apply; /* APPLY_* */
+        bool new_output;
+        const struct config_key *kept[CONFIG_KEYS_MAX];
+        size_t n_kept;
+};
+void config_changes(const struct config *running, const struct config *loaded, struct config_changes *ret);
 
 /* The smallest ring a CPU gets from ring_memory, and the largest: twice the smallest that lost nothing at the
  * highest record rate tests/bench-rings.sh makes (docs/scaling.md). */

@@ -485,6 +485,32 @@ out:
         config_free(b);
 }
 
+/* What a reload does, from the table: each live key's step, the output anew, restart-only keys kept. */
+static void test_reload_changes(void) {
+        struct config *a = load_text("records = [ \"requests\" ];\nring_pages = 64;\n");
+        struct config *b = load_text("records = [ \"requests\" ];\nring_pages = 64;\n");
+        struct config *c = load_text("records = [ \"syscalls\" ];\nring_pages = 128;\ndrain_interval_ms = 5;\n"
+                                     "io_uring = false;\nmetrics = { path = \"/m.prom\"; };\nmax_inflight = 64;\n"
+                                     "output = { format = \"json\"; };\n");
+        struct config_changes ch;
+        if (!a || !b || !c)
+                goto out;
+        config_changes(a, b, &ch);
+        CHECK(ch.apply == APPLY_WATCH && !ch.new_output && ch.n_kept == 0); /* the selection, always */
+        config_changes(a, c, &ch);
+        CHECK_EQ(ch.apply, APPLY_WATCH | APPLY_RECORDS | APPLY_DRAIN | APPLY_URING | APPLY_METRICS);
+        CHECK(ch.new_output);
+        CHECK(ch.n_kept == 2 && strcmp(ch.kept[0]->name, "ring_pages") == 0 &&
+              strcmp(ch.kept[1]->name, "max_inflight") == 0);
+        /* every live key says how it is applied; no other does */
+        for (size_t i = 0; i < config_n_keys; i++)
+                CHECK((config_keys[i].reload == RELOAD_LIVE) == (config_keys[i].apply != 0));
+out:
+        config_free(a);
+        config_free(b);
+        config_free(c);
+}
+
 /* ring_memory shared out over the CPUs: powers of two of pages between the floor and the ceiling. */
 static void test_ring_budget(void) {
         struct config *c = load_text("\n");
@@ -569,6 +595,7 @@ int main(void) {
         RUN(test_comm_patterns);
         RUN(test_man_page);
         RUN(test_reload_view);
+        RUN(test_reload_changes);
         RUN(test_ring_budget);
         RUN(test_cpu_list);
         RUN(test_sysfs_cpus);
