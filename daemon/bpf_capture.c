@@ -357,7 +357,7 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
         for (size_t i = 0; i < ps->n_cpus; i++) {
                 if (ps->cpus[i].live_fd < 0)
                         continue; /* offline since the start: set once its ring is there */
-                uint32_t cpu = (uint32_t) ps->cpus[i].cpu;
+                uint32_t cpu = (uint32_t) ps->cpus[i].life.cpu;
                 uint32_t live = (uint32_t) ps->cpus[i].live_fd;
                 if (bpf_map_update_elem(fd, &cpu, &live, BPF_ANY) < 0) {
                         int r = -errno;

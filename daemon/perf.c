@@ -68,8 +68,8 @@ static int live_enabled(const struct perf_cpu *pc, uint64_t *ret) {
 /* A dead event's enabled time stopped when it died. */
 static void mark_stopped(struct perf_cpu *pc) {
         uint64_t enabled = 0;
-        pc->state = CPU_DEAD;
-        pc->stopped_at = live_enabled(pc, &enabled) == 0 ? pc->live_since + enabled : now_ns();
+        pc->life.state = CPU_DEAD;
+        pc->life.stopped_at = live_enabled(pc, &enabled) == 0 ? pc->life.live_since + enabled : now_ns();
 }
 
 /* The samples a set's events generated. */
@@ -104,10 +104,10 @@ static int open_ring(struct perf_session *ps, size_t i, char *error, size_t erro
         struct perf_cpu *pc = &ps->cpus[i];
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         /* bpf-output: the ring owner is also where the in-kernel capture writes, when it is used */
-        int fd = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
+        int fd = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->life.cpu, ps->wakeup_bytes);
         if (fd < 0) {
                 if (fd != -ENODEV)
-                        explain_open_error(fd, "software", "bpf-output", pc->cpu, error, error_size);
+                        explain_open_error(fd, "software", "bpf-output", pc->life.cpu, error, error_size);
                 return fd;
         }
         /* Writable: the kernel then never overwrites what is unread; it drops and says so (LOST). */
@@ -118,17 +118,17 @@ static int open_ring(struct perf_session *ps, size_t i, char *error, size_t erro
                 snprintf(error, error_size,
                          "mmap of the %zu KiB ring of CPU %d: %m (ring_memory or ring_pages too large for "
                          "kernel.perf_event_mlock_kb?)",
-                         map_size / 1024, pc->cpu);
+                         map_size / 1024, pc->life.cpu);
                 close(fd);
                 return r;
         }
         struct ring ring;
-        int r = ring_init(&ring, map, page, ps->ring_bytes, pc->cpu);
+        int r = ring_init(&ring, map, page, ps->ring_bytes, pc->life.cpu);
         if (r < 0)
-                snprintf(error, error_size, "ring of CPU %d: %s", pc->cpu, strerror(-r));
+                snprintf(error, error_size, "ring of CPU %d: %s", pc->life.cpu, strerror(-r));
         else if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
                 r = -errno;
-                snprintf(error, error_size, "enabling the ring of CPU %d: %m", pc->cpu);
+                snprintf(error, error_size, "enabling the ring of CPU %d: %m", pc->life.cpu);
                 ring_done(&ring);
         }
         if (r < 0) {
@@ -141,7 +141,7 @@ static int open_ring(struct perf_session *ps, size_t i, char *error, size_t erro
         pc->owner_fd = pc->live_fd = fd;
         pc->map = map;
         pc->map_size = map_size;
-        pc->live_since = now_ns();
+        pc->life.live_since = now_ns();
         pc->live_enabled = 0;
         return 0;
 }
@@ -165,7 +165,7 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n_cpus; i++)
-                ps->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .owner_fd = -1, .live_fd = -1, .map = MAP_FAILED };
+                ps->cpus[i] = (struct perf_cpu) { .life.cpu = cpus[i], .owner_fd = -1, .live_fd = -1, .map = MAP_FAILED };
 
         bool any = false;
         for (size_t i = 0; i < n_cpus; i++) {
@@ -174,7 +174,7 @@ int perf_session_open(struct perf_session *ps, const struct event_table *t, cons
                         r = open_ring(ps, i, error, error_size);
                 if (r == -ENODEV) {
                         /* offline: its ring is opened when it comes online (perf_session_revive_cpu) */
-                        ps->cpus[i].state = CPU_OFFLINE;
+                        ps->cpus[i].life.state = CPU_OFFLINE;
                         r = 0;
                         continue;
                 }
@@ -205,17 +205,17 @@ static int open_cpu_set(struct perf_session *ps, const struct event_table *t, si
                 const char *f = d->kind == EVENT_FORK        ? filters[1]
                                 : d->kind == EVENT_PROC_EXIT ? filters[2]
                                                              : filters[0];
-                int r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->cpu, ps->wakeup_bytes);
+                int r = open_event(PERF_TYPE_TRACEPOINT, (uint64_t) d->tp_id, pc->life.cpu, ps->wakeup_bytes);
                 if (r < 0) {
                         if (r != -ENODEV)
-                                explain_open_error(r, d->system, d->name, pc->cpu, error, error_size);
+                                explain_open_error(r, d->system, d->name, pc->life.cpu, error, error_size);
                         return r;
                 }
                 fds[k] = r;
                 if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) < 0) {
                         r = -errno;
                         snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of %s:%s on CPU %d: %m", d->system,
-                                 d->name, pc->cpu);
+                                 d->name, pc->life.cpu);
                         return r;
                 }
                 if (f && ioctl(r, PERF_EVENT_IOC_SET_FILTER, f) < 0) {
@@ -246,7 +246,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                 struct perf_cpu *pc = &ps->cpus[i];
                 if (!(sets[i] = new_set(t->n_events)))
                         r = -ENOMEM;
-                else if (pc->state == CPU_TRACED &&
+                else if (pc->life.state == CPU_TRACED &&
                          (r = open_cpu_set(ps, t, i, texts, sets[i], error, error_size)) == -ENODEV) {
                         mark_stopped(pc); /* gone offline since the loop last looked */
                         r = 0;
@@ -259,7 +259,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
                         if (sets[i][k] >= 0 && ioctl(sets[i][k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                                 r = -errno;
                                 snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
-                                         t->events[k].name, ps->cpus[i].cpu);
+                                         t->events[k].name, ps->cpus[i].life.cpu);
                         }
         for (size_t i = 0; i < ps->n_cpus; i++) {
                 struct perf_cpu *pc = &ps->cpus[i];
@@ -285,7 +285,7 @@ int perf_session_attach(struct perf_session *ps, const struct event_table *t, co
 
 int perf_session_check_cpu(struct perf_session *ps, size_t i) {
         struct perf_cpu *pc = &ps->cpus[i];
-        if (pc->state != CPU_TRACED)
+        if (pc->life.state != CPU_TRACED)
                 return 1;
         uint64_t enabled = 0;
         int r = live_enabled(pc, &enabled);
@@ -312,10 +312,10 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
         } else {
                 /* A dead event still owns the ring: new events on the CPU write into it through SET_OUTPUT, and
                  * the owner's fd still wakes the loop. */
-                live = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->cpu, ps->wakeup_bytes);
+                live = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, pc->life.cpu, ps->wakeup_bytes);
                 if (live < 0) {
                         if (live != -ENODEV)
-                                explain_open_error(live, "software", "bpf-output", pc->cpu, error, error_size);
+                                explain_open_error(live, "software", "bpf-output", pc->life.cpu, error, error_size);
                         return live;
                 }
         }
@@ -329,18 +329,18 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
         }
         r = fresh || ioctl(live, PERF_EVENT_IOC_SET_OUTPUT, pc->owner_fd) >= 0 ? 0 : -errno;
         if (r < 0)
-                snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of a new bpf-output on CPU %d: %m", pc->cpu);
+                snprintf(error, error_size, "PERF_EVENT_IOC_SET_OUTPUT of a new bpf-output on CPU %d: %m", pc->life.cpu);
         else if (n)
                 r = open_cpu_set(ps, t, i, (const char *const *) ps->filter_text, fds, error, error_size);
         for (size_t k = 0; k < n && r >= 0; k++)
                 if (fds[k] >= 0 && ioctl(fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                         r = -errno;
                         snprintf(error, error_size, "enabling %s:%s on CPU %d: %m", t->events[k].system,
-                                 t->events[k].name, pc->cpu);
+                                 t->events[k].name, pc->life.cpu);
                 }
         if (r >= 0 && !fresh && ioctl(live, PERF_EVENT_IOC_ENABLE, 0) < 0) {
                 r = -errno;
-                snprintf(error, error_size, "enabling a new bpf-output on CPU %d: %m", pc->cpu);
+                snprintf(error, error_size, "enabling a new bpf-output on CPU %d: %m", pc->life.cpu);
         }
         if (r < 0) {
                 for (size_t k = 0; k < n; k++)
@@ -360,10 +360,10 @@ int perf_session_revive_cpu(struct perf_session *ps, const struct event_table *t
                 if (pc->live_fd != pc->owner_fd)
                         close(pc->live_fd);
                 pc->live_fd = live;
-                pc->live_since = now_ns();
+                pc->life.live_since = now_ns();
                 pc->live_enabled = 0;
         }
-        pc->state = CPU_TRACED;
+        pc->life.state = CPU_TRACED;
         return 0;
 }
 

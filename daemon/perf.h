@@ -6,31 +6,23 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "hotplug.h"
 #include "ring.h"
-
-enum cpu_state {
-        CPU_TRACED,        /* its events are open and alive */
-        CPU_OFFLINE,       /* offline since the start: no ring yet, traced once it comes online */
-        CPU_DEAD,          /* its events died when it went offline; opened again once it is back */
-        CPU_REVIVE_FAILED, /* online again, but opening its events failed for another reason (said once) */
-};
 
 /* One CPU: a bpf-output software event owns the ring; the tracepoint events of the current set write into it.  The kernel
  * takes a tracepoint filter only once per event (EEXIST after), so a new filter means a new set of events
  * under the same ring: the ring, and what it holds, outlives any set. */
 struct perf_cpu {
-        int cpu;
+        /* its number, and whether its events live: a CPU taken offline takes its events with it, and they stay
+         * dead once it is back; the ring stays */
+        struct cpu_life life;
         int owner_fd;
         int *fds; /* the current set: one per event of the table */
         void *map;
         size_t map_size;
         uint64_t produced; /* samples the kernel generated on this CPU, by the event counts of retired sets */
-        /* A CPU taken offline takes its events with it, and they stay dead once it is back; the ring stays. */
-        enum cpu_state state;
         int live_fd;           /* a bpf-output event writing into the ring: the owner, or its stand-in since */
-        uint64_t live_since;   /* CLOCK_MONOTONIC when live_fd was enabled */
         uint64_t live_enabled; /* its enabled time at the last look */
-        uint64_t stopped_at;   /* CLOCK_MONOTONIC when its events died, as near as the kernel tells; 0: never opened */
 };
 
 struct perf_session {
