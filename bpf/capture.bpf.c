@@ -131,6 +131,12 @@ struct pt_regs {
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Where each io_uring op's prep keeps what is read of it, and which AIO ops read iovecs: from bpf/ops.h */
+#define URING_LAYOUT_ROW(op, n, a, layout, f, v) [op] = URING_LAYOUT_##layout,
+static const __u8 uring_layout[URING_OP_COUNT] = { URING_OPS(URING_LAYOUT_ROW) };
+#define AIO_VECTORED_ROW(op, n, d, vectored) [op] = vectored,
+static const __u8 aio_vectored[AIO_OPCODE_MAX + 1] = { AIO_OPS(AIO_VECTORED_ROW) };
+
 /* Set by the daemon before loading: the tracepoint ids from tracefs, and max_iocbs_per_call. */
 const volatile __u16 enter_tp_id[_AIO_SYSCALL_MAX] = {};
 const volatile __u16 exit_tp_id[_AIO_SYSCALL_MAX] = {};
@@ -867,7 +873,7 @@ static long iocb_step(__u32 i, void *ctx) {
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
         file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file);
         __u16 opcode = *(__u16 *) (cb + IOCB_OPCODE_OFFSET);
-        if (opcode != IOCB_CMD_PREADV && opcode != IOCB_CMD_PWRITEV)
+        if (opcode > AIO_OPCODE_MAX || !aio_vectored[opcode])
                 return 0;
         __u64 iov = *(__u64 *) (cb + IOCB_BUF_OFFSET), n_iov = *(__u64 *) (cb + IOCB_NBYTES_OFFSET);
         if (n_iov == 0)
@@ -1246,15 +1252,6 @@ int proc_exit_group(struct enter_ctx *ctx) {
 /* ---- io_uring: requests with no system call each ---- */
 
 #define PF_IO_WORKER 0x10
-#define IORING_OP_READV 1
-#define IORING_OP_WRITEV 2
-#define IORING_OP_FSYNC 3
-#define IORING_OP_READ_FIXED 4
-#define IORING_OP_WRITE_FIXED 5
-#define IORING_OP_SYNC_FILE_RANGE 8
-#define IORING_OP_FALLOCATE 17
-#define IORING_OP_READ 22
-#define IORING_OP_WRITE 23
 #define REQ_F_FIXED_FILE 0x1
 
 /* The owner of each ring a watched process submitted to: a completion may be posted by any task. */
@@ -1362,33 +1359,20 @@ _Static_assert(sizeof(struct uring_complete_ctx) == CAPTURE_URING_RAW_SIZE, "io_
 
 /* What the op's prep read from the SQE: offset, length, buffer and flags. */
 static __always_inline void uring_details(struct io_kiocb *req, __u8 opcode, struct capture_uring *u) {
-        switch (opcode) {
-        case IORING_OP_READV:
-        case IORING_OP_WRITEV:
-        case IORING_OP_READ_FIXED:
-        case IORING_OP_WRITE_FIXED:
-        case IORING_OP_READ:
-        case IORING_OP_WRITE: {
+        __u8 layout = opcode < URING_OP_COUNT ? uring_layout[opcode] : URING_LAYOUT_NONE;
+        if (layout == URING_LAYOUT_RW) {
                 struct io_rw *rw = (struct io_rw *) req; /* io_kiocb_to_cmd(): the request's first bytes */
                 u->off = (__u64) BPF_CORE_READ(rw, kiocb.ki_pos);
                 u->addr = BPF_CORE_READ(rw, addr);
                 u->len = BPF_CORE_READ(rw, len);
                 u->rw_flags = (__u32) BPF_CORE_READ(rw, flags);
                 u->flags |= CAPTURE_URING_F_DETAILS;
-                break;
-        }
-        case IORING_OP_FSYNC:
-        case IORING_OP_SYNC_FILE_RANGE:
-        case IORING_OP_FALLOCATE: {
+        } else if (layout == URING_LAYOUT_SYNC) {
                 struct io_sync *sync = (struct io_sync *) req;
                 u->off = (__u64) BPF_CORE_READ(sync, off);
                 u->len = (__u32) BPF_CORE_READ(sync, len);
                 u->rw_flags = (__u32) BPF_CORE_READ(sync, flags);
                 u->flags |= CAPTURE_URING_F_DETAILS;
-                break;
-        }
-        default:
-                break;
         }
 }
 

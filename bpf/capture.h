@@ -15,6 +15,9 @@
  * BPF too. */
 
 #include <linux/aio_abi.h>
+
+#include "ops.h"
+
 #ifdef __bpf__
 #include <linux/types.h>
 typedef __u16 capture_u16;

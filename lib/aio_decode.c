@@ -39,16 +39,8 @@ void io_event_decode(struct event_info *info, const uint8_t raw[static IO_EVENT_
         info->res2 = ev.res2;
 }
 
-static const struct aio_op aio_ops[AIO_OPCODE_MAX + 1] = {
-        [IOCB_CMD_PREAD] = { WORD("pread"), AIO_OP_READ, false },
-        [IOCB_CMD_PWRITE] = { WORD("pwrite"), AIO_OP_WRITE, false },
-        [IOCB_CMD_FSYNC] = { WORD("fsync"), AIO_OP_NO_DATA, false },
-        [IOCB_CMD_FDSYNC] = { WORD("fdsync"), AIO_OP_NO_DATA, false },
-        [5] = { WORD("poll"), AIO_OP_NO_DATA, false }, /* IOCB_CMD_POLL, 4.18: older headers lack it */
-        [IOCB_CMD_NOOP] = { WORD("noop"), AIO_OP_NO_DATA, false },
-        [IOCB_CMD_PREADV] = { WORD("preadv"), AIO_OP_READ, true },
-        [IOCB_CMD_PWRITEV] = { WORD("pwritev"), AIO_OP_WRITE, true },
-};
+#define AIO_OP_ROW(opcode, name, dir, vectored) [opcode] = { WORD(name), AIO_OP_##dir, vectored },
+static const struct aio_op aio_ops[AIO_OPCODE_MAX + 1] = { AIO_OPS(AIO_OP_ROW) };
 _Static_assert(IOCB_CMD_PWRITEV == AIO_OPCODE_MAX, "the opcode table ends at IOCB_CMD_PWRITEV");
 
 const struct aio_op *aio_op_of(uint16_t opcode) {

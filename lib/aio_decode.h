@@ -50,7 +50,8 @@ void iocb_decode(struct iocb_info *info, const uint8_t raw[static IOCB_SIZE]);
 void io_event_decode(struct event_info *info, const uint8_t raw[static IO_EVENT_SIZE]);
 bool iocb_is_vectored(const struct iocb_info *info);
 
-/* What an opcode does: the one table of them (names, the direction of its data, iovecs or not). */
+/* What an opcode does: from the one table of them (bpf/ops.h: names, the direction of its data, iovecs or
+ * not). */
 enum aio_op_dir {
         AIO_OP_NO_DATA,
         AIO_OP_READ,
@@ -65,7 +66,6 @@ struct aio_op {
 
 /* The op of an opcode the kernel knows (IOCB_CMD_*); NULL for any other. */
 const struct aio_op *aio_op_of(uint16_t opcode);
-#define AIO_OPCODE_MAX 8 /* IOCB_CMD_PWRITEV: the largest opcode aio_op_of knows */
 
 /* "pread", ...; NULL for an opcode the kernel does not know */
 const char *iocb_opcode_name(uint16_t opcode);

@@ -310,7 +310,7 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
         bool details = c && (c->flags & CAPTURE_URING_F_DETAILS);
         struct capture_file file = c ? c->file : (struct capture_file) {};
         /* readv and writev: len counts iovecs, not bytes */
-        bool vectored = opcode == IOCB_CMD_PREADV || opcode == IOCB_CMD_PWRITEV;
+        bool vectored = uring_op_vectored(u.opcode);
         struct uring_submit us = {
                 .pid = u.pid, .tid = u.tid, .comm = c ? c->comm : NULL, .ring = u.ring, .req = u.req,
                 .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
@@ -318,10 +318,8 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 .no_file = !c || !uring_op_has_file(u.opcode), /* without the capture's part, no fd read */
                 .failed = c && (c->flags & CAPTURE_URING_F_FAILED),
                 .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0, .len = c ? c->len : 0,
-                .rw_flags = c && opcode < URING_OPCODE_BASE && !vectored && opcode != IOCB_CMD_FSYNC &&
-                                            opcode != IOCB_CMD_FDSYNC
-                                    ? c->rw_flags
-                                    : 0,
+                /* RWF_* where the op has them; an fsync's are its own (IORING_FSYNC_DATASYNC) */
+                .rw_flags = c && uring_op_layout(u.opcode) == URING_LAYOUT_RW && !vectored ? c->rw_flags : 0,
                 .file = file.mnt_id ? &file : NULL,
         };
         e->stats.uring_submits++;

@@ -7,52 +7,42 @@
 
 #include "aio_decode.h"
 
-#define IORING_FSYNC_DATASYNC 1u
-
-/* io_uring's ops by number (linux/io_uring.h, IORING_OP_*): the names its own tracepoints print, in lower
- * case, shortened where they would not fit a word. */
-static const struct word uring_ops[] = {
-        WORD("nop"),          WORD("readv"),         WORD("writev"),       WORD("fsync"),
-        WORD("read_fixed"),   WORD("write_fixed"),   WORD("poll_add"),     WORD("poll_remove"),
-        WORD("sync_range"),   WORD("sendmsg"),       WORD("recvmsg"),      WORD("timeout"),
-        WORD("timeout_rm"),   WORD("accept"),        WORD("async_cancel"), WORD("link_timeout"),
-        WORD("connect"),      WORD("fallocate"),     WORD("openat"),       WORD("close"),
-        WORD("files_update"), WORD("statx"),         WORD("read"),         WORD("write"),
-        WORD("fadvise"),      WORD("madvise"),       WORD("send"),         WORD("recv"),
-        WORD("openat2"),      WORD("epoll_ctl"),     WORD("splice"),       WORD("provide_bufs"),
-        WORD("remove_bufs"),  WORD("tee"),           WORD("shutdown"),     WORD("renameat"),
-        WORD("unlinkat"),     WORD("mkdirat"),       WORD("symlinkat"),    WORD("linkat"),
-        WORD("msg_ring"),     WORD("fsetxattr"),     WORD("setxattr"),     WORD("fgetxattr"),
-        WORD("getxattr"),     WORD("socket"),        WORD("uring_cmd"),    WORD("send_zc"),
-        WORD("sendmsg_zc"),   WORD("read_mshot"),    WORD("waitid"),       WORD("futex_wait"),
-        WORD("futex_wake"),   WORD("futex_waitv"),   WORD("fd_install"),   WORD("ftruncate"),
-        WORD("bind"),         WORD("listen"),        WORD("recv_zc"),      WORD("epoll_wait"),
-        WORD("readv_fixed"),  WORD("writev_fixed"),  WORD("pipe"),
+/* io_uring's ops by number, from the one table of them (bpf/ops.h) */
+struct uring_op {
+        struct word name;
+        int16_t aio; /* the AIO opcode that means the same; -1: none */
+        uint8_t layout;
+        bool file, vectored;
 };
+#define URING_OP_ROW(op, n, a, l, f, v) [op] = { WORD(n), a, URING_LAYOUT_##l, f, v },
+static const struct uring_op uring_ops[URING_OP_COUNT] = { URING_OPS(URING_OP_ROW) };
+
+static const struct uring_op *op_of(uint8_t op) {
+        return op < URING_OP_COUNT ? &uring_ops[op] : NULL;
+}
 
 uint16_t uring_request_opcode(uint8_t op, uint32_t op_flags) {
-        switch (op) {
-        case 0: return IOCB_CMD_NOOP;
-        case 1: return IOCB_CMD_PREADV;
-        case 2: return IOCB_CMD_PWRITEV;
-        case 3: return op_flags & IORING_FSYNC_DATASYNC ? IOCB_CMD_FDSYNC : IOCB_CMD_FSYNC;
-        case 4: return IOCB_CMD_PREAD;
-        case 5: return IOCB_CMD_PWRITE;
-        case 6: return IOCB_CMD_POLL;
-        case 22: return IOCB_CMD_PREAD;
-        case 23: return IOCB_CMD_PWRITE;
-        default: return (uint16_t) (URING_OPCODE_BASE + op);
-        }
+        const struct uring_op *o = op_of(op);
+        if (!o || o->aio < 0)
+                return (uint16_t) (URING_OPCODE_BASE + op);
+        if (o->aio == IOCB_CMD_FSYNC && (op_flags & IORING_FSYNC_DATASYNC))
+                return IOCB_CMD_FDSYNC;
+        return (uint16_t) o->aio;
 }
 
 bool uring_op_has_file(uint8_t op) {
-        /* io_uring/opdef.c: the ops with needs_file, by number */
-        static const uint8_t with_file[] = { 1,  2,  3,  4,  5,  6,  8,  9,  10, 13, 16, 17, 22, 23, 24, 26, 27, 29,
-                                             30, 33, 34, 40, 41, 43, 46, 47, 48, 49, 54, 55, 56, 57, 58, 59, 60, 61 };
-        for (size_t i = 0; i < ELEMENTSOF(with_file); i++)
-                if (with_file[i] == op)
-                        return true;
-        return false;
+        const struct uring_op *o = op_of(op);
+        return o && o->file;
+}
+
+bool uring_op_vectored(uint8_t op) {
+        const struct uring_op *o = op_of(op);
+        return o && o->vectored;
+}
+
+enum uring_op_layout uring_op_layout(uint8_t op) {
+        const struct uring_op *o = op_of(op);
+        return o ? (enum uring_op_layout) o->layout : URING_LAYOUT_NONE;
 }
 
 const struct word *uring_opcode_word(uint16_t opcode) {
@@ -60,8 +50,8 @@ const struct word *uring_opcode_word(uint16_t opcode) {
         if (opcode < URING_OPCODE_BASE || opcode >= URING_OPCODE_BASE + 256)
                 return NULL;
         unsigned op = opcode - URING_OPCODE_BASE;
-        if (op < ELEMENTSOF(uring_ops))
-                return &uring_ops[op];
+        if (op < URING_OP_COUNT)
+                return &uring_ops[op].name;
         if (!unknown[op].len) {
                 int n = snprintf(unknown[op].s, sizeof(unknown[op].s), "op_%u", op);
                 unknown[op].len = (uint8_t) n;

@@ -22,6 +22,10 @@ uint16_t uring_request_opcode(uint8_t uring_op, uint32_t op_flags);
 /* Whether the op works on the SQE's fd (the kernel's needs_file): the others (nop, openat, timeout, ...) have
  * no file to name. */
 bool uring_op_has_file(uint8_t uring_op);
+/* Whether its length counts iovecs, not bytes. */
+bool uring_op_vectored(uint8_t uring_op);
+/* Where its prep keeps what the capture reads of it. */
+enum uring_op_layout uring_op_layout(uint8_t uring_op);
 /* The name of a request opcode of URING_OPCODE_BASE and above; NULL for others. */
 const struct word *uring_opcode_word(uint16_t opcode);
 
