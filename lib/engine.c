@@ -156,6 +156,94 @@ static int64_t sign_extend(uint64_t v, unsigned size) {
 }
 
 /* th is not used after augmenting: the rescan may grow the thread table and move it. */
+/* The call's start and arguments: from the capture's record, from the thread's enter record, or from the
+ * registers at exit of a call begun before tracing. */
+static void pair_enter(struct engine *e, struct thread *th, struct aio_call *call, const struct event_desc *d,
+                       const struct capture_view *capture, bool captured) {
+        if (captured && (capture->flags & CAPTURE_F_ENTER)) {
+                /* the program kept the enter and wrote it here, in place of a record of its own */
+                if (th->enter)
+                        e->stats.unpaired_enter++;
+                call->enter_seen = call->args_known = true;
+                call->enter_time = capture->enter_time;
+                call->enter_cpu = capture->enter_cpu;
+                memcpy(call->args, capture->args, sizeof(call->args));
+        } else if (th->enter && th->enter->syscall == d->syscall) {
+                call->enter_seen = call->args_known = true;
+                call->enter_time = th->enter_time;
+                call->enter_cpu = th->enter_cpu;
+                memcpy(call->args, th->args, sizeof(call->args));
+        } else {
+                if (th->enter)
+                        e->stats.unpaired_enter++;
+                e->stats.unpaired_exit++;
+                if (captured && (capture->flags & CAPTURE_F_ARGS_AT_EXIT)) {
+                        /* begun before tracing: no start, but its arguments, and what they pointed to */
+                        call->args_known = true;
+                        memcpy(call->args, capture->args, sizeof(call->args));
+                        for (unsigned i = syscall_desc(d->syscall)->n_args; i < AIO_ARGS_MAX; i++)
+                                call->args[i] = 0; /* registers, not arguments */
+                }
+        }
+        th->enter = NULL;
+}
+
+/* What the call's memory held: as the capture took it during the call, or read now (process_vm_readv). */
+static void read_call_memory(struct engine *e, size_t ring, const struct sample *s, struct aio_call *call,
+                             const struct call_handler *h, struct capture_view *capture, bool captured) {
+        if (!h)
+                return;
+        if (captured) {
+                /* Captured while the caller was still in the call: what the kernel itself read. */
+                e->stats.captured++;
+                e->cctx.capture = capture;
+                h->augment(&e->cctx, call);
+                e->cctx.capture = NULL;
+                return;
+        }
+        if (!e->opt.read_memory)
+                return;
+        /* A read costs a system call or two, several times what the record does: with the ring more than half
+         * full, the reads give way before records would be lost.  The space already processed goes back to the
+         * kernel first, so that only what is really waiting counts. */
+        struct ring *rg = &e->rings[ring];
+        ring_commit(rg);
+        e->cctx.skip_reads = ring_used(rg) > rg->size / 2;
+        h->augment(&e->cctx, call);
+        if (e->cctx.skip_reads) {
+                e->cctx.skip_reads = false;
+                return;
+        }
+        /* The thread may have reused the memory once it returned; if the rings already hold a later record of it,
+         * what was read cannot be vouched for. */
+        rescan(e);
+        const struct thread *now = thread_find(&e->threads, s->tid);
+        if (!now || now->newest_seen > s->time) /* not found: nothing vouches for it either */
+                call_mark_stale(&e->cctx, call);
+}
+
+/* The call's requests, and the completions the capture saw in its context's ring.  Those may be of earlier uses
+ * of iocbs an io_submit submits again, or of requests of this very call (done before it returned): matched
+ * before the call, then what is left after it.  Those an io_getevents returned are its own: after it. */
+static void match_requests(struct engine *e, struct aio_call *call, const struct capture_view *capture,
+                           bool captured, uint64_t time) {
+        struct io_event seen[CAPTURE_RING_MAX];
+        bool reaped[CAPTURE_RING_MAX], taken[CAPTURE_RING_MAX];
+        size_t n_seen = captured && call->args_known
+                                ? capture_view_ring(capture, call->args[0], seen, reaped, CAPTURE_RING_MAX)
+                                : 0;
+        bool by_call = capture->flags & CAPTURE_F_RING_BY_CALL;
+        for (size_t i = 0; i < n_seen; i++)
+                taken[i] = call->syscall == AIO_IO_SUBMIT &&
+                           aio_requests_ring_event(&e->tracker, call->pid, call->args[0], &seen[i],
+                                                   reaped[i] && !by_call, time);
+        aio_requests_call(&e->tracker, call, e->drains);
+        for (size_t i = 0; i < n_seen; i++)
+                if (!taken[i])
+                        (void) aio_requests_ring_event(&e->tracker, call->pid, call->args[0], &seen[i],
+                                                       reaped[i] && !by_call, time);
+}
+
 static void handle_exit(struct engine *e, size_t ring, struct thread *th, const struct sample *s,
                         const struct event_desc *d) {
         th->pid = s->pid;
@@ -171,37 +259,11 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
                 .array_state = MEM_NOT_READ,
                 .aux_state = MEM_NOT_READ,
         };
-        const struct call_handler *h = call_handler_for(d->syscall);
         struct capture_view capture;
         int r = capture_view_parse(s->raw, s->raw_size, d->record_size, &capture);
         if (r == -EBADMSG)
                 e->stats.bad_captures++;
-        if (r == 0 && (capture.flags & CAPTURE_F_ENTER)) {
-                /* the program kept the enter and wrote it here, in place of a record of its own */
-                if (th->enter)
-                        e->stats.unpaired_enter++;
-                call->enter_seen = call->args_known = true;
-                call->enter_time = capture.enter_time;
-                call->enter_cpu = capture.enter_cpu;
-                memcpy(call->args, capture.args, sizeof(call->args));
-        } else if (th->enter && th->enter->syscall == d->syscall) {
-                call->enter_seen = call->args_known = true;
-                call->enter_time = th->enter_time;
-                call->enter_cpu = th->enter_cpu;
-                memcpy(call->args, th->args, sizeof(call->args));
-        } else {
-                if (th->enter)
-                        e->stats.unpaired_enter++;
-                e->stats.unpaired_exit++;
-                if (r == 0 && (capture.flags & CAPTURE_F_ARGS_AT_EXIT)) {
-                        /* begun before tracing: no start, but its arguments, and what they pointed to */
-                        call->args_known = true;
-                        memcpy(call->args, capture.args, sizeof(call->args));
-                        for (unsigned i = syscall_desc(d->syscall)->n_args; i < AIO_ARGS_MAX; i++)
-                                call->args[i] = 0; /* registers, not arguments */
-                }
-        }
-        th->enter = NULL;
+        pair_enter(e, th, call, d, &capture, r == 0);
         /* The name the capture took at the call beats one read from /proc later (or not at all). */
         if (r == 0 && capture.comm[0]) {
                 memcpy(th->comm, capture.comm, sizeof(th->comm));
@@ -210,52 +272,10 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
                 read_comm(e, th);
         _Static_assert(sizeof(call->comm) == sizeof(th->comm), "comm sizes");
         memcpy(call->comm, th->comm, sizeof(call->comm));
-
-        if (r == 0 && h) {
-                /* Captured while the caller was still in the call: what the kernel itself read. */
-                e->stats.captured++;
-                e->cctx.capture = &capture;
-                h->augment(&e->cctx, call);
-                e->cctx.capture = NULL;
-        } else if (e->opt.read_memory && h) {
-                /* A read costs a system call or two, several times what the record does: with the ring more
-                 * than half full, the reads give way before records would be lost.  The space already
-                 * processed goes back to the kernel first, so that only what is really waiting counts. */
-                struct ring *rg = &e->rings[ring];
-                ring_commit(rg);
-                e->cctx.skip_reads = ring_used(rg) > rg->size / 2;
-                h->augment(&e->cctx, call);
-                if (e->cctx.skip_reads)
-                        e->cctx.skip_reads = false;
-                else {
-                        /* The thread may have reused the memory once it returned; if the rings already hold a
-                         * later record of it, what was read cannot be vouched for. */
-                        rescan(e);
-                        const struct thread *now = thread_find(&e->threads, s->tid);
-                        if (!now || now->newest_seen > s->time) /* not found: nothing vouches for it either */
-                                call_mark_stale(&e->cctx, call);
-                }
-        }
+        read_call_memory(e, ring, s, call, call_handler_for(d->syscall), &capture, r == 0);
         e->stats.calls++;
-        /* The ring's completions may be of earlier uses of iocbs an io_submit submits again, or of requests of
-         * this very call (done before it returned): matched before the call, then what is left after it.  Those
-         * an io_getevents returned are its own: after it. */
-        struct io_event seen[CAPTURE_RING_MAX];
-        bool reaped[CAPTURE_RING_MAX], taken[CAPTURE_RING_MAX];
-        size_t n_seen = r == 0 && call->args_known
-                                ? capture_view_ring(&capture, call->args[0], seen, reaped, CAPTURE_RING_MAX)
-                                : 0;
-        bool by_call = capture.flags & CAPTURE_F_RING_BY_CALL;
-        for (size_t i = 0; i < n_seen; i++)
-                taken[i] = call->syscall == AIO_IO_SUBMIT &&
-                           aio_requests_ring_event(&e->tracker, call->pid, call->args[0], &seen[i], reaped[i] && !by_call,
-                                              s->time);
         /* The requests it ended come after the call itself. */
-        aio_requests_call(&e->tracker, call, e->drains);
-        for (size_t i = 0; i < n_seen; i++)
-                if (!taken[i])
-                        (void) aio_requests_ring_event(&e->tracker, call->pid, call->args[0], &seen[i],
-                                                  reaped[i] && !by_call, s->time);
+        match_requests(e, call, &capture, r == 0, s->time);
         if (e->opt.records & RECORD_SYSCALLS)
                 emit(e, &(struct entry) { .kind = ENTRY_CALL, .time = s->time, .call = call });
         tracker_flush(&e->tracker);

@@ -322,7 +322,8 @@ static void put_proc(struct outbuf *b, const char *comm, uint32_t pid, const cha
  * results, four pointers, four numbers and two signed ones. */
 #define REQUEST_SPAN_ROOM (LINE_WORDS + SPAN_COMM + SPAN_RESULT + 4 * SPAN_PTR + 4 * SPAN_U64 + 2 * SPAN_S64)
 
-static void format_request(struct outbuf *b, const struct request *r) {
+/* "[comm - pid - unit] request kind (why): " */
+static void put_request_head(struct outbuf *b, const struct request *r) {
         char *d = outbuf_span(b, REQUEST_SPAN_ROOM);
         if (!d)
                 return;
@@ -330,63 +331,70 @@ static void format_request(struct outbuf *b, const struct request *r) {
         d = span_escaped_comm(d, r->comm);
         d = span_lit(d, " - ");
         d = span_u64(d, r->pid);
-        if (r->unit && r->unit[0]) {
-                outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+        if (r->unit && r->unit[0])
                 put_unit(b, r->unit);
-                if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
-                        return;
-        }
-        d = span_lit(d, "] request ");
-        d = span_word(d, request_kind_word(r->kind));
+        outbuf_puts(b, "] request ");
+        const struct word *kind = request_kind_word(r->kind);
+        outbuf_put(b, kind->s, kind->len);
         if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED) {
-                outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
                 outbuf_puts(b, " (");
                 outbuf_puts(b, request_end_name(r->end));
                 outbuf_putc(b, ')');
-                if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
-                        return;
         }
-        d = span_lit(d, ": ");
-        if (r->submit_known) {
-                const struct word *op = request_op_word(r);
-                d = span_lit(d, "op = ");
-                d = op ? span_word(d, op) : span_u64(d, r->opcode);
-                if (!r->no_file) {
-                        d = r->fixed_file ? span_lit(d, ", fixed file = ") : span_lit(d, ", fd = ");
-                        d = span_u64(d, r->fd);
-                }
-                if (r->path_state != PATH_NONE) {
-                        d = span_lit(d, ", path = ");
-                        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
-                        if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED)) {
-                                outbuf_escaped(b, r->path->s, r->path->len);
-                                if (r->path_state == PATH_UNVERIFIED)
-                                        outbuf_puts(b, " [unverified]");
-                        } else {
-                                outbuf_puts(b, "<unknown: ");
-                                outbuf_puts(b, path_state_name(r->path_state));
-                                outbuf_putc(b, '>');
-                        }
-                        if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
-                                return;
-                }
-                if (!r->no_offset) {
-                        d = span_lit(d, ", offset = ");
-                        d = span_s64(d, r->offset);
-                }
-                d = span_lit(d, ", nbytes = ");
-                if (r->nbytes_known)
-                        d = span_u64(d, r->nbytes);
-                else
-                        *d++ = '?';
-                if (r->rw_flags || r->reqprio || r->flags) {
-                        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
-                        put_iocb_options(b, r->rw_flags, r->reqprio, r->flags);
-                        if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
-                                return;
-                }
-                d = span_lit(d, ", ");
+        outbuf_puts(b, ": ");
+}
+
+static void put_request_path(struct outbuf *b, const struct request *r) {
+        outbuf_puts(b, ", path = ");
+        if (r->path && (r->path_state == PATH_OK || r->path_state == PATH_UNVERIFIED)) {
+                outbuf_escaped(b, r->path->s, r->path->len);
+                if (r->path_state == PATH_UNVERIFIED)
+                        outbuf_puts(b, " [unverified]");
+        } else {
+                outbuf_puts(b, "<unknown: ");
+                outbuf_puts(b, path_state_name(r->path_state));
+                outbuf_putc(b, '>');
         }
+}
+
+/* "op = pwrite, fd = 4, path = ..., offset = 0, nbytes = 4096, " */
+static void put_request_submit(struct outbuf *b, const struct request *r) {
+        char *d = outbuf_span(b, REQUEST_SPAN_ROOM);
+        if (!d)
+                return;
+        const struct word *op = request_op_word(r);
+        d = span_lit(d, "op = ");
+        d = op ? span_word(d, op) : span_u64(d, r->opcode);
+        if (!r->no_file) {
+                d = r->fixed_file ? span_lit(d, ", fixed file = ") : span_lit(d, ", fd = ");
+                d = span_u64(d, r->fd);
+        }
+        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+        if (r->path_state != PATH_NONE)
+                put_request_path(b, r);
+        if (!(d = outbuf_span(b, REQUEST_SPAN_ROOM)))
+                return;
+        if (!r->no_offset) {
+                d = span_lit(d, ", offset = ");
+                d = span_s64(d, r->offset);
+        }
+        d = span_lit(d, ", nbytes = ");
+        if (r->nbytes_known)
+                d = span_u64(d, r->nbytes);
+        else
+                *d++ = '?';
+        outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+        if (r->rw_flags || r->reqprio || r->flags)
+                put_iocb_options(b, r->rw_flags, r->reqprio, r->flags);
+        outbuf_puts(b, ", ");
+}
+
+/* "res = N, res2 = N, latency = N ns, ctx = ..., iocb = ..., data = ..., submitted by T, reaped by T" */
+static void put_request_end(struct outbuf *b, const struct request *r) {
+        char *d = outbuf_span(b, REQUEST_SPAN_ROOM);
+        if (!d)
+                return;
         if (r->has_result) {
                 d = span_lit(d, "res = ");
                 d = span_result(d, r->res);
@@ -429,6 +437,13 @@ static void format_request(struct outbuf *b, const struct request *r) {
                 d = span_u64(d, r->reap_tid);
         }
         outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
+}
+
+static void format_request(struct outbuf *b, const struct request *r) {
+        put_request_head(b, r);
+        if (r->submit_known)
+                put_request_submit(b, r);
+        put_request_end(b, r);
         /* io_uring's rarer ends */
         if (r->submit_failed)
                 outbuf_puts(b, ", failed before its submit");
