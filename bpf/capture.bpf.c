@@ -942,6 +942,48 @@ static __always_inline int args_at_exit(__u64 *args) {
         return 1;
 }
 
+/* The memory the call used, by what it is. */
+static __always_inline void capture_memory(struct loop_ctx *l, struct scratch *s, int sc, const __u64 *args, long ret) {
+        switch (sc) {
+        case AIO_IO_SETUP:
+                if (ret == 0)
+                        put_segment(s, args[1], 8);
+                break;
+        case AIO_IO_SUBMIT:
+                capture_submit(l, s, args, ret);
+                break;
+        case AIO_IO_CANCEL:
+                put_segment(s, args[1], IOCB_SIZE);
+                if (ret == 0)
+                        put_segment(s, args[2], IO_EVENT_SIZE);
+                break;
+        case AIO_IO_GETEVENTS:
+        case AIO_IO_PGETEVENTS:
+                if (args[4])
+                        put_segment(s, args[4], 16);
+                if (ret > 0)
+                        put_array(l, s, args[3], bounded(s, (__u64) ret), IO_EVENT_SIZE);
+                break;
+        }
+}
+
+/* The header after the exit record: what follows, the enter, the arguments and the thread's name. */
+static __always_inline void put_header(struct scratch *s, const __u64 *args, __u64 enter_time, __u32 enter_cpu) {
+        struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
+        h->magic = CAPTURE_MAGIC;
+        h->version = CAPTURE_VERSION;
+        h->flags = (__u16) s->b.flags;
+        h->n_segments = s->b.n_segs;
+        h->size = s->b.off - CAPTURE_EXIT_RAW_SIZE;
+        h->enter_cpu = enter_cpu;
+        h->reserved = 0;
+        h->enter_time = enter_time;
+        __builtin_memcpy(h->args, args, sizeof(h->args));
+        h->n_files = s->b.n_files;
+        h->files_off = s->b.n_files ? s->b.files_off - CAPTURE_EXIT_RAW_SIZE - sizeof(struct capture_header) : 0;
+        bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         if (!call_wanted(sc))
                 return NEUTRAL;
@@ -975,29 +1017,8 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 s->b.flags |= CAPTURE_F_ARGS_AT_EXIT;
         else
                 s->b.flags |= CAPTURE_F_NO_ARGS;
-        if (!(s->b.flags & CAPTURE_F_NO_ARGS)) {
-                switch (sc) {
-                case AIO_IO_SETUP:
-                        if (ret == 0)
-                                put_segment(s, a.args[1], 8);
-                        break;
-                case AIO_IO_SUBMIT:
-                        capture_submit(&l, s, a.args, ret);
-                        break;
-                case AIO_IO_CANCEL:
-                        put_segment(s, a.args[1], IOCB_SIZE);
-                        if (ret == 0)
-                                put_segment(s, a.args[2], IO_EVENT_SIZE);
-                        break;
-                case AIO_IO_GETEVENTS:
-                case AIO_IO_PGETEVENTS:
-                        if (a.args[4])
-                                put_segment(s, a.args[4], 16);
-                        if (ret > 0)
-                                put_array(&l, s, a.args[3], bounded(s, (__u64) ret), IO_EVENT_SIZE);
-                        break;
-                }
-        }
+        if (!(s->b.flags & CAPTURE_F_NO_ARGS))
+                capture_memory(&l, s, sc, a.args, ret);
         s = scratch_of(&l);
         if (!s)
                 return NEUTRAL;
@@ -1006,21 +1027,8 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 capture_ring(s, a.args[0], sc != AIO_IO_SUBMIT && ret > 0 ? (__u32) ret : 0);
         if (sc == AIO_IO_SUBMIT)
                 put_files(s);
-        struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
-        __u32 size = s->b.off;
-        h->magic = CAPTURE_MAGIC;
-        h->version = CAPTURE_VERSION;
-        h->flags = (__u16) s->b.flags;
-        h->n_segments = s->b.n_segs;
-        h->size = size - CAPTURE_EXIT_RAW_SIZE;
-        h->enter_cpu = enter_cpu;
-        h->reserved = 0;
-        h->enter_time = enter_time;
-        __builtin_memcpy(h->args, a.args, sizeof(a.args));
-        h->n_files = s->b.n_files;
-        h->files_off = s->b.n_files ? s->b.files_off - CAPTURE_EXIT_RAW_SIZE - sizeof(struct capture_header) : 0;
-        bpf_get_current_comm(h->comm, sizeof(h->comm));
-        output(ctx, s->buf, size & (OFF_LIMIT - 1));
+        put_header(s, a.args, enter_time, enter_cpu);
+        output(ctx, s->buf, s->b.off & (OFF_LIMIT - 1));
         return NEUTRAL;
 }
 

@@ -129,20 +129,8 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
         return 0;
 }
 
-int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table **ret, char *error, size_t error_size) {
-        char dummy[1];
-        if (!error) {
-                error = dummy;
-                error_size = sizeof(dummy);
-        }
-        struct event_table *t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        t->tep = tep_alloc();
-        if (!t->tep) {
-                free(t);
-                return -ENOMEM;
-        }
+/* The syscalls' enter and exit events; io_uring's calls where the kernel has them. */
+static int load_syscalls(struct event_table *t, const char *tracefs_dir, char *error, size_t error_size) {
         int r = 0;
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX && r >= 0; s++) {
                 char name[40];
@@ -153,49 +141,39 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
                         snprintf(name, sizeof(name), "sys_exit_%s", aio_syscall_name(s));
                         r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
                 }
-                /* io_uring's calls are traced where the kernel has them */
                 if (r == -ENOENT && s >= AIO_URING_SYSCALL_FIRST) {
                         t->n_events = before;
                         r = 0;
                 }
         }
-        if (r >= 0) {
-                /* Before Linux 6.? the exit of a thread does not say whether it ended its process: without
-                 * that, requests in flight at a process's end are reported when they are evicted instead. */
-                r = load_one(t, tracefs_dir, "sched", "sched_process_exit", EVENT_PROC_EXIT, 0, error, error_size);
-                if (r == -ENOENT)
-                        r = 0;
-        }
-        if (r >= 0 && (extra & EVENTS_EXEC))
-                r = load_one(t, tracefs_dir, "sched", "sched_process_exec", EVENT_PROC_EXEC, 0, error, error_size);
-        if (r >= 0 && (extra & EVENTS_FORK))
-                r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
-        if (r >= 0 && (extra & EVENTS_URING)) {
-                /* a kernel without io_uring (or without one of these): none of its requests to follow */
-                static const struct {
-                        const char *name;
-                        enum event_kind kind;
-                } uring[] = {
-                        { "io_uring_submit_req", EVENT_URING_SUBMIT },
-                        { "io_uring_complete", EVENT_URING_COMPLETE },
-                        { "io_uring_req_failed", EVENT_URING_FAILED },
-                        { "io_uring_cqe_overflow", EVENT_URING_OVERFLOW },
-                };
-                size_t before = t->n_events;
-                for (size_t i = 0; i < ELEMENTSOF(uring) && r >= 0; i++)
-                        r = load_one(t, tracefs_dir, "io_uring", uring[i].name, uring[i].kind, 0, error, error_size);
-                if (r == -ENOENT) {
-                        t->n_events = before;
-                        r = 0;
-                }
-        }
-        if (r < 0) {
-                event_table_free(t);
-                return r;
-        }
+        return r;
+}
 
-        /* The AIO syscalls' tracepoint ids are allocated together at boot: a direct table covers them; anything
-         * else (io_uring's, the sched events) is looked up linearly. */
+/* io_uring's requests: on a kernel without io_uring (or without one of these), none to follow. */
+static int load_uring(struct event_table *t, const char *tracefs_dir, char *error, size_t error_size) {
+        static const struct {
+                const char *name;
+                enum event_kind kind;
+        } uring[] = {
+                { "io_uring_submit_req", EVENT_URING_SUBMIT },
+                { "io_uring_complete", EVENT_URING_COMPLETE },
+                { "io_uring_req_failed", EVENT_URING_FAILED },
+                { "io_uring_cqe_overflow", EVENT_URING_OVERFLOW },
+        };
+        size_t before = t->n_events;
+        int r = 0;
+        for (size_t i = 0; i < ELEMENTSOF(uring) && r >= 0; i++)
+                r = load_one(t, tracefs_dir, "io_uring", uring[i].name, uring[i].kind, 0, error, error_size);
+        if (r == -ENOENT) {
+                t->n_events = before;
+                r = 0;
+        }
+        return r;
+}
+
+/* The AIO syscalls' tracepoint ids are allocated together at boot: a direct table covers them; anything else
+ * (io_uring's, the sched events) is looked up linearly. */
+static void index_ids(struct event_table *t) {
         t->min_id = t->max_id = t->events[0].tp_id;
         for (size_t i = 1; i < t->n_events; i++)
                 if ((t->events[i].kind == EVENT_SYS_ENTER || t->events[i].kind == EVENT_SYS_EXIT) &&
@@ -211,6 +189,41 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
                 if (id >= t->min_id && id <= t->max_id)
                         t->by_id[id - t->min_id] = (int8_t) i;
         }
+}
+
+int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table **ret, char *error, size_t error_size) {
+        char dummy[1];
+        if (!error) {
+                error = dummy;
+                error_size = sizeof(dummy);
+        }
+        struct event_table *t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->tep = tep_alloc();
+        if (!t->tep) {
+                free(t);
+                return -ENOMEM;
+        }
+        int r = load_syscalls(t, tracefs_dir, error, error_size);
+        if (r >= 0) {
+                /* Before Linux 6.? the exit of a thread does not say whether it ended its process: without
+                 * that, requests in flight at a process's end are reported when they are evicted instead. */
+                r = load_one(t, tracefs_dir, "sched", "sched_process_exit", EVENT_PROC_EXIT, 0, error, error_size);
+                if (r == -ENOENT)
+                        r = 0;
+        }
+        if (r >= 0 && (extra & EVENTS_EXEC))
+                r = load_one(t, tracefs_dir, "sched", "sched_process_exec", EVENT_PROC_EXEC, 0, error, error_size);
+        if (r >= 0 && (extra & EVENTS_FORK))
+                r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
+        if (r >= 0 && (extra & EVENTS_URING))
+                r = load_uring(t, tracefs_dir, error, error_size);
+        if (r < 0) {
+                event_table_free(t);
+                return r;
+        }
+        index_ids(t);
         *ret = t;
         return 0;
 }
