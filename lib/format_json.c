@@ -8,7 +8,6 @@
 
 #include "aio_decode.h"
 #include "format_fields.h"
-#include "format_journal.h"
 #include "format_text.h"
 #include "util.h"
 

@@ -43,7 +43,7 @@ static void cap_end(struct capbuf *b) {
         b->h->size = (uint32_t) (b->len - CAPTURE_EXIT_RAW_SIZE);
 }
 
-static void test_view(void) {
+TEST(view) {
         struct capbuf b;
         struct capture_view v;
         uint64_t ptrs[3] = { 0x1000, 0x2000, 0x3000 };
@@ -157,7 +157,7 @@ static void put_raw(struct fake_ring *f, uint64_t time, uint32_t tid, const void
 
 /* The ring's completions after the call's own segments: in ring order across the wrap, each with whether the
  * ring's head had passed it; events of a segment that faulted are not given. */
-static void test_ring(void) {
+TEST(ring) {
         struct capbuf b;
         struct capture_view v;
         uint64_t ctx = 0x7f0000000000;
@@ -193,7 +193,7 @@ static void test_ring(void) {
         CHECK_EQ(capture_view_ring(&v, ctx, got, reaped, 8), 0);
 }
 
-static void test_engine(void) {
+TEST(engine) {
         struct event_table *t = NULL;
         char error[512];
         if (event_table_load(fixture_dir(), 0, &t, error, sizeof(error)) < 0) {
@@ -315,9 +315,4 @@ static void test_engine(void) {
         outbuf_free(&out);
 }
 
-int main(void) {
-        RUN(test_view);
-        RUN(test_ring);
-        RUN(test_engine);
-        return test_result("test-capture");
-}
+TEST_MAIN("test-capture")

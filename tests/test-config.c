@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpulist.h"
 #include "watch.h"
 #include "test.h"
 
@@ -54,7 +53,7 @@ static void expect_error(const char *text, unsigned line, const char *want) {
         }
 }
 
-static void test_defaults(void) {
+TEST(defaults) {
         struct config *c = load_text("\n");
         if (!c)
                 return;
@@ -84,7 +83,7 @@ static void test_defaults(void) {
         config_free(c);
 }
 
-static void test_every_key(void) {
+TEST(every_key) {
         struct config *c = load_text("# comment\n"
                                      "watch = ( { comm = \"tst\"; }, { comm = \"postgres*\"; }, { pid = 42; } );\n"
                                      "capture = \"remote-read\";\n"
@@ -133,7 +132,7 @@ static void test_every_key(void) {
         config_free(c);
 }
 
-static void test_errors(void) {
+TEST(errors) {
         static const struct {
                 const char *text;
                 unsigned line;
@@ -216,7 +215,7 @@ static void test_errors(void) {
 }
 
 /* Numbers where libconfig reads them whole: with an L, and digits inside names, strings and comments. */
-static void test_numbers_read_whole(void) {
+TEST(numbers_read_whole) {
         struct config *c = load_text("# 99999999999 in a comment, /* and 4294967297 */\n"
                                      "/* 4294967297\n  on two lines */ output = { max_size = 8589934592L;\n"
                                      "  path = \"/var/log/x4294967297\"; };\n"
@@ -241,7 +240,7 @@ static const char *many_comms(unsigned n, bool glob, const char *capture) {
 }
 
 /* An exe given as a symbolic link is the file it names (whose directory and name an upgrade replaces). */
-static void test_exe_link(void) {
+TEST(exe_link) {
         char real[300], link[300], text[800];
         snprintf(real, sizeof(real), "%s/prog", dir);
         snprintf(link, sizeof(link), "%s/prog-link", dir);
@@ -259,7 +258,7 @@ static void test_exe_link(void) {
 }
 
 /* Keys combine within an entry; each is kept as written. */
-static void test_watch_keys(void) {
+TEST(watch_keys) {
         struct config *c = load_text("watch = (\n"
                                      "  { unit = \"mariadb.service\"; comm = \"ib_io_*\"; },\n"
                                      "  { cgroup = \"/system.slice/docker-*.scope\"; },\n"
@@ -295,7 +294,7 @@ static void test_watch_keys(void) {
 }
 
 /* The watch list is refused where it is applied and would not fit: the same at start, reload and check. */
-static void test_watch_limits(void) {
+TEST(watch_limits) {
         struct config *c = load_text(many_comms(300, false, "bpf")); /* a hash of exact names */
         CHECK(c && c->n_watch == 300);
         config_free(c);
@@ -321,7 +320,7 @@ static void test_watch_limits(void) {
 }
 
 /* What is not a config file is refused at once, with what it is: never a read that waits for a writer. */
-static void test_not_a_file(void) {
+TEST(not_a_file) {
         struct config *c = NULL;
         char error[512] = "", path[300];
         CHECK_EQ(config_load(dir, &c, error, sizeof(error)), -EINVAL);
@@ -335,7 +334,7 @@ static void test_not_a_file(void) {
         CHECK(c == NULL);
 }
 
-static void test_unreadable(void) {
+TEST(unreadable) {
         struct config *c = NULL;
         char error[512] = "", path[300];
         snprintf(path, sizeof(path), "%s/missing.conf", dir);
@@ -344,7 +343,7 @@ static void test_unreadable(void) {
 }
 
 /* A config a root daemon follows must be root's alone. */
-static void test_ownership(void) {
+TEST(ownership) {
         const char *path = write_conf("perm.conf", "ring_pages = 64;\n");
         struct config *c = NULL;
         char error[512] = "";
@@ -374,7 +373,7 @@ static void test_ownership(void) {
         }
 }
 
-static void test_comm_patterns(void) {
+TEST(comm_patterns) {
         bool glob;
         CHECK(comm_pattern_problem("fio*", &glob) == NULL && glob);
         CHECK(comm_pattern_problem("fio", &glob) == NULL && !glob);
@@ -386,7 +385,7 @@ static void test_comm_patterns(void) {
 
 /* Every key of the table is in aiotraced.conf(5), as a .TP item of its own, and the page documents no key the
  * table lacks; "At restart." is said of exactly the keys a reload keeps. */
-static void test_man_page(void) {
+TEST(man_page) {
         char path[4096], line[1024];
         const char *src = getenv("top_srcdir");
         snprintf(path, sizeof(path), "%s/man/aiotraced.conf.5.in", src ? src : ".");
@@ -446,7 +445,7 @@ static const struct config_key *key_named(const char *name) {
 }
 
 /* What a reload sees: each key that differs, and what it may do about it. */
-static void test_reload_view(void) {
+TEST(reload_view) {
         struct config *a = load_text("watch = ( { comm = \"a\"; } );\nring_pages = 64;\n"
                                      "output = { sink = \"file\"; path = \"/var/log/a.log\"; };\n");
         struct config *b = load_text("watch = ( { comm = \"b\"; } );\nring_pages = 128;\n"
@@ -486,7 +485,7 @@ out:
 }
 
 /* What a reload does, from the table: each live key's step, the output anew, restart-only keys kept. */
-static void test_reload_changes(void) {
+TEST(reload_changes) {
         struct config *a = load_text("records = [ \"requests\" ];\nring_pages = 64;\n");
         struct config *b = load_text("records = [ \"requests\" ];\nring_pages = 64;\n");
         struct config *c = load_text("records = [ \"syscalls\" ];\nring_pages = 128;\ndrain_interval_ms = 5;\n"
@@ -512,7 +511,7 @@ out:
 }
 
 /* ring_memory shared out over the CPUs: powers of two of pages between the floor and the ceiling. */
-static void test_ring_budget(void) {
+TEST(ring_budget) {
         struct config *c = load_text("\n");
         struct config *half = load_text("ring_memory = \"100M\";\n");
         struct config *fixed = load_text("ring_memory = \"64K\";\nring_pages = 8;\n");
@@ -548,60 +547,17 @@ out:
         config_free(fixed);
 }
 
-static void test_cpu_list(void) {
-        int *cpus = NULL;
-        size_t n = 0;
-        CHECK_EQ(cpu_list_parse("0-3,8,10-11\n", &cpus, &n), 0);
-        CHECK_EQ(n, 7);
-        if (cpus && n == 7)
-                CHECK(cpus[0] == 0 && cpus[3] == 3 && cpus[4] == 8 && cpus[5] == 10 && cpus[6] == 11);
-        free(cpus);
-        CHECK_EQ(cpu_list_parse("1", &cpus, &n), 0);
-        CHECK(n == 1 && cpus[0] == 1);
-        free(cpus);
-        static const char *const bad[] = { "", "x", "3-1", "-1", "1,,2", "0-999999", "1 2", "2-" };
-        for (size_t i = 0; i < ELEMENTS(bad); i++)
-                CHECK_EQ(cpu_list_parse(bad[i], &cpus, &n), -EINVAL);
-}
-
-/* sysfs_cpus on a tree laid out as /sys/devices/system/cpu: the list, and the part of it `only` names. */
-static void test_sysfs_cpus(void) {
-        write_conf("online", "0-2,5\n");
-        int *cpus = NULL;
-        size_t n = 0;
-        CHECK_EQ(sysfs_cpus(dir, "online", NULL, &cpus, &n), 0);
-        CHECK(n == 4 && cpus[3] == 5);
-        free(cpus);
-        CHECK_EQ(sysfs_cpus(dir, "online", "1,5,7", &cpus, &n), 0);
-        CHECK(n == 2 && cpus[0] == 1 && cpus[1] == 5);
-        free(cpus);
-        CHECK_EQ(sysfs_cpus(dir, "online", "7", &cpus, &n), -ENOENT);
-        CHECK_EQ(sysfs_cpus(dir, "possible", NULL, &cpus, &n), -ENOENT);
-}
-
-int main(void) {
+static int setup(void) {
         if (!mkdtemp(dir))
                 return 99;
-        RUN(test_defaults);
-        RUN(test_every_key);
-        RUN(test_errors);
-        RUN(test_unreadable);
-        RUN(test_numbers_read_whole);
-        RUN(test_not_a_file);
-        RUN(test_watch_keys);
-        RUN(test_exe_link);
-        RUN(test_watch_limits);
-        RUN(test_ownership);
-        RUN(test_comm_patterns);
-        RUN(test_man_page);
-        RUN(test_reload_view);
-        RUN(test_reload_changes);
-        RUN(test_ring_budget);
-        RUN(test_cpu_list);
-        RUN(test_sysfs_cpus);
+        return 0;
+}
+
+static void teardown(void) {
         char cmd[400];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         if (system(cmd) != 0)
-                return 99;
-        return test_result("test-config");
+                test_failures++;
 }
+
+TEST_MAIN_WITH("test-config", setup, teardown)

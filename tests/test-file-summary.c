@@ -56,7 +56,7 @@ static void end(struct file_tallies *f, struct path_str *path, enum path_state s
         file_tallies_add(f, &r);
 }
 
-static void test_top_and_other(void) {
+TEST(top_and_other) {
         struct file_tallies f;
         CHECK_EQ(file_tallies_init(&f), 0);
         struct path_str *a = path_new("/db/ibdata1"), *a2 = path_new("/db/ibdata1"), *b = path_new("/db/t1.ibd"),
@@ -138,7 +138,7 @@ static void test_top_and_other(void) {
 
 /* More files than the table keeps apart: the first FILE_TALLIES_MAX each have a count, the requests of the
  * rest go to the other line. */
-static void test_bound(void) {
+TEST(bound) {
         struct file_tallies f;
         CHECK_EQ(file_tallies_init(&f), 0);
         enum { FILES = FILE_TALLIES_MAX + 76 };
@@ -176,8 +176,4 @@ static void test_bound(void) {
         }
 }
 
-int main(void) {
-        RUN(test_top_and_other);
-        RUN(test_bound);
-        return test_failures ? 1 : 0;
-}
+TEST_MAIN("test-file-summary")

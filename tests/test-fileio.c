@@ -16,7 +16,7 @@
 
 static char dir[] = "/tmp/test-fileio.XXXXXX";
 
-static void small_file_read_whole_or_cut(void) {
+TEST(small_file_read_whole_or_cut) {
         char path[64], buf[8];
         snprintf(path, sizeof(path), "%s/small", dir);
         FILE *f = fopen(path, "we");
@@ -27,7 +27,7 @@ static void small_file_read_whole_or_cut(void) {
         CHECK_EQ(read_small_file(path, buf, 0), (uint64_t) -EINVAL);
 }
 
-static void write_all_whole_or_says_why(void) {
+TEST(write_all_whole_or_says_why) {
         char path[64];
         snprintf(path, sizeof(path), "%s/written", dir);
         size_t size = 3u << 20, written = 0;
@@ -51,7 +51,7 @@ static void write_all_whole_or_says_why(void) {
         free(data);
 }
 
-static void lock_held_by_another_process_is_named(void) {
+TEST(lock_held_by_another_process_is_named) {
         char path[64];
         snprintf(path, sizeof(path), "%s/locked", dir);
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -82,7 +82,7 @@ static void lock_held_by_another_process_is_named(void) {
         close(ready[1]);
 }
 
-static void fd_limit_soft_raised_to_hard(void) {
+TEST(fd_limit_soft_raised_to_hard) {
         struct rlimit rl;
         CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
         if (rl.rlim_max < 64) {
@@ -108,7 +108,7 @@ static bool has_cap_sys_resource(void) {
 
 /* Past the hard limit only with CAP_SYS_RESOURCE (which even root may lack); in a child, whose limits end with
  * it. */
-static void fd_limit_hard_raised_only_with_privilege(void) {
+TEST(fd_limit_hard_raised_only_with_privilege) {
         bool privileged = has_cap_sys_resource();
         pid_t child = fork();
         if (child == 0) {
@@ -129,7 +129,7 @@ static void fd_limit_hard_raised_only_with_privilege(void) {
 }
 
 /* What the start line says of the daemon: its open files and its resident memory, as they change. */
-static void open_files_and_rss_follow_the_process(void) {
+TEST(open_files_and_rss_follow_the_process) {
         size_t before = 0, after = 0, rss_before = 0, rss_after = 0;
         CHECK_EQ(count_open_files(&before), 0);
         int fds[3];
@@ -156,20 +156,19 @@ static void open_files_and_rss_follow_the_process(void) {
         free(touched);
 }
 
-int main(void) {
+static int setup(void) {
         if (!mkdtemp(dir)) {
                 perror("mkdtemp");
                 return 1;
         }
-        RUN(small_file_read_whole_or_cut);
-        RUN(write_all_whole_or_says_why);
-        RUN(lock_held_by_another_process_is_named);
-        RUN(fd_limit_soft_raised_to_hard);
-        RUN(fd_limit_hard_raised_only_with_privilege);
-        RUN(open_files_and_rss_follow_the_process);
+        return 0;
+}
+
+static void teardown(void) {
         char cmd[128];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         if (system(cmd) != 0)
-                return 1;
-        return test_result("test-fileio");
+                test_failures++;
 }
+
+TEST_MAIN_WITH("test-fileio", setup, teardown)

@@ -31,7 +31,7 @@ static const struct {
         { "x[0-9][0-9]", "x4a", 0 },   { "*[0-9]", "worker7", 1 },    { "kworker/*", "kworker/0:1", 1 },
 };
 
-static void test_kernel_semantics(void) {
+TEST(kernel_semantics) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 int got = run(cases[i].pat, cases[i].str);
                 if (got != cases[i].match) {
@@ -43,7 +43,7 @@ static void test_kernel_semantics(void) {
 }
 
 /* Generated: strings over a small alphabet, patterns built of literals, ?, *, and closed classes. */
-static void test_against_fnmatch(void) {
+TEST(against_fnmatch) {
         static const char alphabet[] = "abc-";
         srand(7);
         unsigned matched = 0, compared = 0;
@@ -92,8 +92,4 @@ static void test_against_fnmatch(void) {
         CHECK(matched > compared / 20 && compared - matched > compared / 20);
 }
 
-int main(void) {
-        RUN(test_kernel_semantics);
-        RUN(test_against_fnmatch);
-        return test_result("test-glob");
-}
+TEST_MAIN("test-glob")

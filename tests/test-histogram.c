@@ -54,7 +54,7 @@ static void check_data(uint64_t *v, size_t n, const char *what) {
 }
 
 /* The buckets cover every value once, in order, each at most 1/64 of its low end wide. */
-static void test_buckets(void) {
+TEST(buckets) {
         uint64_t next = 0;
         for (unsigned b = 0; b < HIST_BUCKETS; b++) {
                 uint64_t low, high;
@@ -71,7 +71,7 @@ static void test_buckets(void) {
 }
 
 /* Percentiles within 1/128 of the exact nearest-rank ones, on data of several shapes. */
-static void test_percentiles(void) {
+TEST(percentiles) {
         struct histogram h;
         histogram_reset(&h);
         CHECK_EQ(histogram_percentile(&h, 50), 0);
@@ -100,8 +100,4 @@ static void test_percentiles(void) {
         check_data(v, 2, "two");
 }
 
-int main(void) {
-        RUN(test_buckets);
-        RUN(test_percentiles);
-        return test_result("test-histogram");
-}
+TEST_MAIN("test-histogram")

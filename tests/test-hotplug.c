@@ -75,7 +75,7 @@ static const char *without_clock(const char *said) {
         return buf;
 }
 
-static void test_death_and_return(void) {
+TEST(death_and_return) {
         struct script s = { .cpu = { { 0, CPU_TRACED, 1, 0 }, { 1, CPU_TRACED, 1, 0 }, { 2, CPU_OFFLINE, 0, 0 } },
                             .now = 10 * S };
         const int all_but_2[] = { 0, 1 }, all[] = { 0, 1, 2 }, only_0[] = { 0 };
@@ -102,7 +102,7 @@ static void test_death_and_return(void) {
         CHECK(s.cpu[1].state == CPU_TRACED && s.cpu[2].state == CPU_TRACED);
 }
 
-static void test_failing_revive(void) {
+TEST(failing_revive) {
         struct script s = { .cpu = { { 0, CPU_TRACED, 1, 0 }, { 1, CPU_DEAD, 1, 5 * S }, { 2, CPU_TRACED, 1, 0 } },
                             .now = 10 * S };
         const int all[] = { 0, 1, 2 };
@@ -118,7 +118,7 @@ static void test_failing_revive(void) {
         CHECK_CONTAINS(s.said, " until now (5.000 s) were not\n");
 }
 
-static void test_clock(void) {
+TEST(clock) {
         char buf[32];
         /* a monotonic time 1.5 s before now, in a day's time of 00:00:10.000 UTC (TZ=UTC) */
         setenv("TZ", "UTC", 1);
@@ -126,9 +126,4 @@ static void test_clock(void) {
         CHECK_STR(buf, "00:00:08.500");
 }
 
-int main(void) {
-        RUN(test_death_and_return);
-        RUN(test_failing_revive);
-        RUN(test_clock);
-        return test_result("test-hotplug");
-}
+TEST_MAIN("test-hotplug")

@@ -45,7 +45,7 @@ static void check_against_model(struct id_table *t) {
 }
 
 /* Random inserts, updates and removes, ids from a small range so that runs collide and wrap around the end. */
-static void test_random_against_model(void) {
+TEST(random_against_model) {
         struct id_table t;
         CHECK_EQ(id_table_init(&t, sizeof(struct entry), 64), 0);
         memset(model, 0, sizeof(model));
@@ -78,7 +78,7 @@ static bool drop_odd(void *entry, void *userdata) {
 }
 
 /* Removing while walking: every entry seen exactly once, the removed gone, the rest found. */
-static void test_filter_visits_each_once(void) {
+TEST(filter_visits_each_once) {
         for (unsigned trial = 0; trial < 200; trial++) {
                 struct id_table t;
                 CHECK_EQ(id_table_init(&t, sizeof(struct entry), 64), 0);
@@ -106,7 +106,7 @@ static void test_filter_visits_each_once(void) {
 
 /* A pending call keeps a thread; so does a record not processed yet.  The rest goes, and a table still more than
  * half full grows, so the next drain need not sweep again. */
-static void test_thread_sweep(void) {
+TEST(thread_sweep) {
         struct id_table t;
         CHECK_EQ(thread_table_init(&t, 64), 0);
         for (uint32_t tid = 1; tid <= 1000; tid++) {
@@ -130,9 +130,4 @@ static void test_thread_sweep(void) {
         id_table_done(&t);
 }
 
-int main(void) {
-        RUN(test_random_against_model);
-        RUN(test_filter_visits_each_once);
-        RUN(test_thread_sweep);
-        return test_result("test-idtable");
-}
+TEST_MAIN("test-idtable")

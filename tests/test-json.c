@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The formatters' pieces against plain references: numbers against printf, the text layout's escaping and JSON
- * strings of any bytes against escapers written byte by byte.  Built twice: as is (SSE2 on x86_64), and as
+/* The formatters' pieces against plain references: the text layout's escaping and JSON strings of any bytes
+ * against escapers written byte by byte.  Built twice: as is (SSE2 on x86_64), and as
  * test-json-portable without SSE2, so that the fallbacks other machines run are tested here too. */
 #include "aio_decode.h"
 #include "events.h"
@@ -30,99 +30,9 @@ static void reference(struct outbuf *b, const unsigned char *s, size_t n) {
         outbuf_putc(b, '"');
 }
 
-/* Decimal and hexadecimal conversions against printf: every power of ten and its neighbours, every power of two
- * and its neighbours, and random values of every length. */
-static void test_numbers(void) {
-        struct outbuf got = {};
-        char want[128];
-        uint64_t values[400];
-        size_t n = 0;
-        uint64_t p = 1;
-        for (int i = 0; i < 20; i++, p *= 10) {
-                values[n++] = p - 1;
-                values[n++] = p;
-                values[n++] = p + 1;
-        }
-        for (int i = 0; i < 64; i++) {
-                values[n++] = (1ull << i) - 1;
-                values[n++] = 1ull << i;
-        }
-        values[n++] = UINT64_MAX;
-        uint64_t x = 88172645463325252ull;
-        while (n < 400) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                values[n++] = x >> (x % 64);
-        }
-        for (size_t i = 0; i < n; i++) {
-                uint64_t v = values[i];
-                outbuf_reset(&got);
-                outbuf_u64(&got, v);
-                outbuf_putc(&got, ' ');
-                outbuf_s64(&got, (int64_t) v);
-                outbuf_putc(&got, ' ');
-                outbuf_ptr(&got, v);
-                outbuf_putc(&got, ' ');
-                outbuf_hex(&got, v);
-                outbuf_putc(&got, '[');
-                outbuf_u64_width(&got, v, 4);
-                outbuf_putc(&got, 0);
-                snprintf(want, sizeof(want), "%" PRIu64 " %" PRId64 " 0x%016" PRIx64 " 0x%" PRIx64 "[%4" PRIu64, v,
-                         (int64_t) v, v, v, v);
-                CHECK_STR(got.data, want);
-        }
-        /* every value of up to seven digits, and every eight-digit one in a stride that meets every digit at
-         * every place: the writer by size; beside each, a sixteen-digit number whose low eight digits are the
-         * same value, zero-padded: the word-at-a-time writer */
-        for (uint64_t v = 0; v < 130000000; v += v < 10000000 ? 1 : 997) {
-                outbuf_reset(&got);
-                outbuf_u64_width(&got, v, 4);
-                outbuf_putc(&got, ' ');
-                outbuf_u64(&got, v * 100000000 + v);
-                outbuf_putc(&got, ' ');
-                if (outbuf_reserve(&got, 3 * SPAN_S64)) /* the span writers, inline paths and all */
-                        got.len = (size_t) (span_u64_width4(span_s64(span_u64(got.data + got.len, v), -(int64_t) v), v) -
-                                            got.data);
-                outbuf_putc(&got, 0);
-                snprintf(want, sizeof(want), "%4" PRIu64 " %" PRIu64 " %" PRIu64 "%" PRId64 "%4" PRIu64, v,
-                         v * 100000000 + v, v, -(int64_t) v, v);
-                if (strcmp(got.data, want))
-                        CHECK_STR(got.data, want);
-        }
-        outbuf_free(&got);
-}
-
-/* A growth that fails drops every later append until the buffer is reset (or its failure cleared, as the file
- * sink does to drop one entry and go on); after either, appends work and grow again. */
-static void test_outbuf_failure(void) {
-        struct outbuf b = {};
-        outbuf_escaped(&b, "x", SIZE_MAX / 2); /* more than any room: refused before a byte is read */
-        CHECK(b.failed && b.len == 0);
-        outbuf_reset(&b);
-        outbuf_puts(&b, "abc");
-        CHECK(!outbuf_reserve(&b, SIZE_MAX / 2 + 10));
-        CHECK(b.failed);
-        outbuf_puts(&b, "def");
-        outbuf_u64(&b, 12345);
-        outbuf_ptr(&b, 1);
-        outbuf_escaped_str(&b, "x");
-        CHECK(b.len == 3);
-        b.failed = false;
-        for (unsigned i = 0; i < 3000; i++)
-                outbuf_puts(&b, "0123456789");
-        CHECK(!b.failed && b.len == 3 + 30000 && memcmp(b.data + 29993, "0123456789", 10) == 0);
-        CHECK(!outbuf_reserve(&b, SIZE_MAX - 5));
-        outbuf_reset(&b);
-        outbuf_puts(&b, "xyz");
-        outbuf_u64(&b, 12345);
-        outbuf_putc(&b, 0);
-        CHECK(!b.failed);
-        CHECK_STR(b.data, "xyz12345");
-        outbuf_free(&b);
-}
-
 /* The text layout's escaping of a comm or a path, against a byte-at-a-time reading of its rule: strings of every
  * length up to 70 (the vector steps, their tails), mostly plain, with a byte to escape anywhere. */
-static void test_escaping(void) {
+TEST(escaping) {
         struct outbuf got = {}, got_str = {};
         char s[72], want[72 * 4 + 1];
         uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -198,7 +108,7 @@ static void nc_s64(struct field_writer *w, const struct field_name *n, int64_t v
         check_name(w, n);
 }
 
-static void test_field_names(void) {
+TEST(field_names) {
         struct name_check nc = { .w = { .str = nc_str, .word = nc_word, .u64 = nc_u64, .s64 = nc_s64, .ptr = nc_u64 } };
         struct path_str *path = calloc(1, sizeof(*path) + 8);
         path->len = 4;
@@ -273,7 +183,7 @@ static void test_field_names(void) {
 /* The text layout writes a line's fields into room reserved once, by bounds on what each field can take: the
  * names it writes fit theirs, and lines of the longest values of every field stay in their room (a line that
  * did not would stop the test in outbuf_span_end). */
-static void test_line_room(void) {
+TEST(line_room) {
         char tmp[16], want[64];
         int longest_errno = 1;
         for (int e = 1; e <= 4095; e++) {
@@ -368,7 +278,7 @@ static void test_line_room(void) {
 }
 
 /* json_string against a plain reference on 200,000 strings, mostly plain with bytes that must be escaped. */
-static void test_json_string_against_reference(void) {
+TEST(json_string_against_reference) {
         struct outbuf got = {}, want = {};
         unsigned char s[64];
         uint64_t x = 12345;
@@ -395,7 +305,7 @@ static void test_json_string_against_reference(void) {
 }
 
 /* UTF-8: valid sequences kept, anything else U+FFFD, byte by byte. */
-static void test_json_string_utf8(void) {
+TEST(json_string_utf8) {
         struct outbuf got = {};
         const char *utf8 = "a\xc3\xa9z\xe2\x82\xac\xf0\x9f\x98\x80\xff\xc3(\xed\xa0\x80";
         json_string(&got, utf8, strlen(utf8));
@@ -404,13 +314,4 @@ static void test_json_string_utf8(void) {
         outbuf_free(&got);
 }
 
-int main(void) {
-        RUN(test_numbers);
-        RUN(test_escaping);
-        RUN(test_outbuf_failure);
-        RUN(test_field_names);
-        RUN(test_line_room);
-        RUN(test_json_string_against_reference);
-        RUN(test_json_string_utf8);
-        return test_result("test-json");
-}
+TEST_MAIN("test-json")

@@ -28,7 +28,7 @@ static char *format(const struct metrics *m) {
         return b.data;
 }
 
-static void test_counts(void) {
+TEST(counts) {
         static struct metrics m;
         metrics_init(&m);
         histogram_reset(&lat);
@@ -80,7 +80,7 @@ static void test_counts(void) {
         CHECK_EQ(m.n_programs, 2);
 }
 
-static void test_bound_and_labels(void) {
+TEST(bound_and_labels) {
         static struct metrics m;
         metrics_init(&m);
         histogram_reset(&lat);
@@ -113,7 +113,7 @@ static uint64_t exact_le(const uint64_t *v, size_t n, double bound) {
         return c;
 }
 
-static void test_latency_error(void) {
+TEST(latency_error) {
         static struct metrics m;
         static uint64_t v[20000];
         metrics_init(&m);
@@ -148,9 +148,4 @@ static void test_latency_error(void) {
         CHECK_EQ(p->latency_sum_ns, sum);
 }
 
-int main(void) {
-        RUN(test_counts);
-        RUN(test_bound_and_labels);
-        RUN(test_latency_error);
-        return test_result("test-metrics");
-}
+TEST_MAIN("test-metrics")

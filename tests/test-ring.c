@@ -11,7 +11,7 @@ static void scan_count(void *userdata, uint32_t tid, uint64_t time) {
         sum[2] = time;
 }
 
-static void test_samples_in_order(void) {
+TEST(samples_in_order) {
         struct fake_ring f;
         fake_ring_init(&f, 4096, 0);
         uint8_t rec[256], raw[20];
@@ -54,7 +54,7 @@ static void test_samples_in_order(void) {
 }
 
 /* A record that runs past the end of the ring comes out whole and contiguous. */
-static void test_wrapped_record(void) {
+TEST(wrapped_record) {
         struct fake_ring f;
         uint64_t start = 4096 - 24; /* the next record begins 24 bytes before the end */
         fake_ring_init(&f, 4096, start);
@@ -85,7 +85,7 @@ static void test_wrapped_record(void) {
         fake_ring_free(&f);
 }
 
-static void test_lost_and_garbage(void) {
+TEST(lost_and_garbage) {
         struct fake_ring f;
         fake_ring_init(&f, 4096, 0);
         uint8_t rec[256];
@@ -116,7 +116,7 @@ static void test_lost_and_garbage(void) {
         fake_ring_free(&f);
 }
 
-static void test_bad_sizes(void) {
+TEST(bad_sizes) {
         struct ring r;
         uint8_t page[FAKE_PAGE * 2] __attribute__((aligned(8))) = {};
         CHECK_EQ(ring_init(&r, page, FAKE_PAGE, 3000, 0), -EINVAL); /* not a power of two */
@@ -128,7 +128,7 @@ static void test_bad_sizes(void) {
 }
 
 /* A CPU offline at start has an absent ring: empty whatever is asked of it, then a real one in its place. */
-static void test_absent_then_present(void) {
+TEST(absent_then_present) {
         struct ring r;
         CHECK_EQ(ring_init_absent(&r, 3), 0);
         CHECK(!ring_refresh(&r));
@@ -156,11 +156,4 @@ static void test_absent_then_present(void) {
         fake_ring_free(&f);
 }
 
-int main(void) {
-        RUN(test_samples_in_order);
-        RUN(test_absent_then_present);
-        RUN(test_wrapped_record);
-        RUN(test_lost_and_garbage);
-        RUN(test_bad_sizes);
-        return test_result("test-ring");
-}
+TEST_MAIN("test-ring")

@@ -40,7 +40,7 @@ static unsigned entries(void) {
         return n;
 }
 
-static void test_replace(void) {
+TEST(replace) {
         char got[64];
         struct stat st;
         CHECK_EQ(file_replace(at("m.prom"), "a 1\n", 4, 0640, (gid_t) -1), 0);
@@ -90,7 +90,7 @@ static int open_owned(const char *name, mode_t mode, struct stat *st) {
         return owned_file_open(dirfd, base, mode, &fd, st);
 }
 
-static void test_owned_open(void) {
+TEST(owned_open) {
         struct stat st;
         char why[160];
         /* made anew with the mode; an existing one of ours gets the mode again */
@@ -121,7 +121,7 @@ static void test_owned_open(void) {
         CHECK(stat(at("n.log"), &st) == 0 && (st.st_mode & 07777) == 0666 && st.st_size == 0);
 }
 
-static void test_dir_links(void) {
+TEST(dir_links) {
         _cleanup_(closep) int dirfd = -1;
         const char *name;
         CHECK(mkdir(at("real"), 0755) == 0);
@@ -150,16 +150,18 @@ static void test_dir_links(void) {
         CHECK_EQ(dir_other_writer(users), NOBODY);
 }
 
-int main(void) {
+static int setup(void) {
         snprintf(dir, sizeof(dir), "/tmp/test-safefile.XXXXXX");
         if (!mkdtemp(dir))
                 return 99;
-        RUN(test_replace);
-        RUN(test_owned_open);
-        RUN(test_dir_links);
+        return 0;
+}
+
+static void teardown(void) {
         char cmd[128];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         if (system(cmd) != 0)
                 test_failures++;
-        return test_result("test-safefile");
 }
+
+TEST_MAIN_WITH("test-safefile", setup, teardown)

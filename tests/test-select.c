@@ -11,7 +11,7 @@
 
 static char dir[] = "/tmp/aiotraced-select.XXXXXX";
 
-static void test_cgroup_paths(void) {
+TEST(cgroup_paths) {
         CHECK(cgroup_path_matches("/system.slice/docker-1.scope", "/system.slice/docker-*.scope"));
         CHECK(cgroup_path_matches("/system.slice/docker-1.scope/init", "/system.slice/docker-*.scope"));
         CHECK(!cgroup_path_matches("/system.slice/docker-1.scope", "/system.slice/podman-*.scope"));
@@ -31,7 +31,7 @@ static struct watch entry(unsigned keys) {
         return (struct watch) { .keys = keys };
 }
 
-static void test_keys(void) {
+TEST(keys) {
         struct proc_facts f = { .tgid = 42, .comm = "ib_io_wr-1", .have_uid = true, .uid = 999, .have_cgroup = true,
                                 .cgroup = "/system.slice/mariadb.service" };
         struct watch w = entry(WATCH_KEY_UNIT | WATCH_KEY_COMM);
@@ -74,7 +74,7 @@ static void test_keys(void) {
 }
 
 /* This process, as /proc shows it; its executable by identity, and followed across a replacement. */
-static void test_self_and_exe(void) {
+TEST(self_and_exe) {
         struct proc_facts f;
         CHECK_EQ(proc_facts_read("/proc", (uint32_t) getpid(), &f), 0);
         CHECK(f.have_uid && f.uid == getuid());
@@ -137,7 +137,7 @@ static void note(void *userdata, const struct watch *w, const char *what) {
 }
 
 /* What an entry cannot watch now is said, once per entry, with its line. */
-static void test_absent(void) {
+TEST(absent) {
         char path[300], cmd[700];
         snprintf(cmd, sizeof(cmd), "mkdir -p %s/cg/system.slice/a.service %s/bin", dir, dir);
         CHECK_EQ(system(cmd), 0);
@@ -170,16 +170,17 @@ static void test_absent(void) {
                           "nothing\n");
 }
 
-int main(void) {
+static int setup(void) {
         if (!mkdtemp(dir))
                 return 99;
-        RUN(test_cgroup_paths);
-        RUN(test_keys);
-        RUN(test_self_and_exe);
-        RUN(test_absent);
+        return 0;
+}
+
+static void teardown(void) {
         char cmd[400];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         if (system(cmd) != 0)
-                return 99;
-        return test_result("test-select");
+                test_failures++;
 }
+
+TEST_MAIN_WITH("test-select", setup, teardown)

@@ -44,7 +44,7 @@ static void formatted_free(struct formatted *f) {
         outbuf_free(&f->journal);
 }
 
-static void test_every_argument_in_every_format(void) {
+TEST(every_argument_in_every_format) {
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX; s++) {
                 const struct syscall_desc *sd = syscall_desc(s);
                 struct aio_call call = { .syscall = s, .pid = 7, .tid = 8, .comm = "t",
@@ -102,7 +102,7 @@ static void test_every_argument_in_every_format(void) {
 }
 
 /* The aux values: io_setup's context once read, a timeout when given, in every format under one name. */
-static void test_aux_values(void) {
+TEST(aux_values) {
         struct aio_call call = { .syscall = AIO_IO_GETEVENTS, .pid = 7, .tid = 8, .comm = "t", .enter_seen = true,
                                  .args_known = true, .exit_time = 10, .enter_time = 1, .aux_state = MEM_OK,
                                  .aux = { 5, 250000000 } };
@@ -151,7 +151,7 @@ static void test_aux_values(void) {
 
 /* A call begun before tracing: no duration in any format; its arguments when the capture read them at the exit,
  * else none. */
-static void test_enter_not_seen(void) {
+TEST(enter_not_seen) {
         for (int known = 0; known <= 1; known++) {
                 struct aio_call call = { .syscall = AIO_IO_GETEVENTS, .pid = 7, .tid = 8, .comm = "t", .exit_time = 10,
                                          .args_known = known, .args = { 0x7f00, 3, 4, 0x5000, 0 },
@@ -175,7 +175,7 @@ static void test_enter_not_seen(void) {
 
 /* What names a process after it is gone: its unit and cgroup when it has them, on calls, requests and summaries,
  * in JSON and the journal, and the unit in the text's header; the root cgroup, and no unit, say nothing. */
-static void test_process_names(void) {
+TEST(process_names) {
         struct aio_call call = { .syscall = AIO_IO_DESTROY, .pid = 7, .tid = 8, .comm = "t", .exit_time = 10,
                                  .enter_time = 1, .enter_seen = true, .args_known = true,
                                  .unit = "mariadb.service", .cgroup = "/system.slice/mariadb.service" };
@@ -218,7 +218,7 @@ static void test_process_names(void) {
         }
 }
 
-static void test_op_table(void) {
+TEST(op_table) {
         static const struct {
                 uint16_t opcode;
                 const char *name;
@@ -249,11 +249,4 @@ static void test_op_table(void) {
         CHECK(request_op_index_name(4) == NULL);
 }
 
-int main(void) {
-        RUN(test_every_argument_in_every_format);
-        RUN(test_aux_values);
-        RUN(test_enter_not_seen);
-        RUN(test_process_names);
-        RUN(test_op_table);
-        return test_result("test-syscalls");
-}
+TEST_MAIN("test-syscalls")

@@ -114,7 +114,7 @@ static size_t count_kind(enum request_kind k, enum request_end e) {
         return n;
 }
 
-static void test_lifecycle(void) {
+TEST(lifecycle) {
         setup(1024, 1024, 0);
         /* two processes, two contexts each */
         submit(100, 0xa, 1000, 0, 8, 0);
@@ -195,7 +195,7 @@ static void test_lifecycle(void) {
         tracker_done(&t);
 }
 
-static void test_bounds(void) {
+TEST(bounds) {
         /* per process: the process's oldest goes */
         setup(1024, 4, 0);
         submit(100, 0xa, 1000, 0, 8, 0);
@@ -229,7 +229,7 @@ static void test_bounds(void) {
         tracker_done(&t);
 }
 
-static void test_unidentified(void) {
+TEST(unidentified) {
         setup(1024, 1024, 0);
         submit(100, 0xa, 1000, 0, 4, 0);
         /* two completions the reader could not read, then the context goes: two requests may have been them */
@@ -256,7 +256,7 @@ static void test_unidentified(void) {
         tracker_done(&t);
 }
 
-static void test_summaries(void) {
+TEST(summaries) {
         setup(1024, 1024, 1000000); /* 1 ms intervals */
         tracker_tick(&t, 10000000);  /* starts the clock: the first interval ends at 11 ms */
         submit(100, 0xa, 10100000, 0, 4, 0);  /* 4 preads */
@@ -304,7 +304,7 @@ static void test_summaries(void) {
 
 /* File summaries at the ends of the same intervals as the processes', at the end of tracing, and at once when a
  * reload turns them off.  No /proc here: every request is without a known file, in the other line. */
-static void test_file_summaries(void) {
+TEST(file_summaries) {
         setup(1024, 1024, 1000000);
         CHECK_EQ(tracker_set_options(&t, true, 1000000, 5, 0), 0);
         tracker_tick(&t, 10000000);
@@ -349,7 +349,7 @@ static void test_file_summaries(void) {
 
 /* io_uring's requests: by (process, ring, request), a multishot one's completions each a record until its
  * last, a request reused unseen, a completion of no submit, and what is in flight when the process ends. */
-static void test_uring(void) {
+TEST(uring) {
         setup(1024, 1024, 0);
         struct uring_submit u = { .pid = 300, .tid = 301, .comm = "ring", .ring = 0x1a1a, .req = 0xa0, .user_data = 7,
                                   .time = 1000, .opcode = IOCB_CMD_PREAD, .details = true, .nbytes_known = true,
@@ -437,7 +437,7 @@ static void test_uring(void) {
 
 /* A reaper on one CPU can reap a request before the submitter's io_submit, on another, returns: the completion
  * comes first in time order, and waits for the submit. */
-static void test_early_completion(void) {
+TEST(early_completion) {
         setup(1024, 1024, 10 * TRACKER_EARLY_HOLD_NS); /* no interval ends on the way */
         tracker_tick(&t, 10000000);
         /* the io_submit began at 10.1 ms; its completion was reaped 5 ns later; the submit returns after */
@@ -515,7 +515,7 @@ static void ring_event(uint32_t pid, uint64_t ctx, uint32_t i, bool reaped, uint
 /* Completions seen in the ring: reaped by the program itself when no call reaps them (at once when the ring's
  * head has passed them and the process never reaps by a call; else at the iocb's next submit, io_destroy or the
  * process's end), with their result and a latency to when they were seen; reaped by a call, as any other. */
-static void test_reaped_in_user_space(void) {
+TEST(reaped_in_user_space) {
         setup(1024, 1024, 1000000000);
         uint64_t ctx = 0x7000;
         submit(100, ctx, 1000, 0, 4, IOCB_CMD_PREAD);
@@ -559,7 +559,7 @@ static void test_reaped_in_user_space(void) {
         tracker_done(&t);
 }
 
-static void test_model(void) {
+TEST(model) {
         enum { LIMIT = 300, PER = 120 };
         setup(LIMIT, PER, 0);
         static struct model_req live[LIMIT + 256];
@@ -642,15 +642,4 @@ static void test_model(void) {
         tracker_done(&t);
 }
 
-int main(void) {
-        RUN(test_lifecycle);
-        RUN(test_bounds);
-        RUN(test_unidentified);
-        RUN(test_summaries);
-        RUN(test_file_summaries);
-        RUN(test_uring);
-        RUN(test_early_completion);
-        RUN(test_reaped_in_user_space);
-        RUN(test_model);
-        return test_result("test-tracker");
-}
+TEST_MAIN("test-tracker")

@@ -30,7 +30,7 @@ static const char *problem(const struct unit_sandbox *u, const char *dir) {
 }
 
 /* The shipped unit, as the build makes it. */
-static void test_shipped_unit(void) {
+TEST(shipped_unit) {
         char in[4096], cmd[8400];
         const char *src = getenv("top_srcdir");
         snprintf(in, sizeof(in), "%s/systemd/aiotraced.service.in", src ? src : ".");
@@ -56,7 +56,7 @@ static void test_shipped_unit(void) {
         CHECK_CONTAINS(problem(&u, "/home/me"), "ProtectHome=read-only");
 }
 
-static void test_dropins(void) {
+TEST(dropins) {
         put("etc/x.service", "[Unit]\nDescription=ReadWritePaths=/nope\n[Service]\nExecStart=/usr/sbin/aiotraced --config=/etc/a.conf\n"
                              "ProtectSystem = strict\nReadWritePaths=-/srv/a /srv/b/\nLogsDirectory=x\n");
         put("usr/x.service", "[Service]\nProtectSystem=no\n"); /* shadowed by /etc's */
@@ -85,15 +85,18 @@ static void test_dropins(void) {
         CHECK_EQ(unit_sandbox_load(none, "y.service", &u), -ENOENT);
 }
 
-int main(void) {
+static int setup(void) {
         snprintf(root, sizeof(root), "/tmp/test-unit-sandbox.XXXXXX");
         if (!mkdtemp(root))
                 return 99;
-        RUN(test_shipped_unit);
-        RUN(test_dropins);
+        return 0;
+}
+
+static void teardown(void) {
         char cmd[128];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
         if (system(cmd) != 0)
                 test_failures++;
-        return test_result("test-unit-sandbox");
 }
+
+TEST_MAIN_WITH("test-unit-sandbox", setup, teardown)

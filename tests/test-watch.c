@@ -47,7 +47,7 @@ static void fake_thread(const char *proc, unsigned pid, unsigned tid) {
         fake_task(proc, pid, tid, 1);
 }
 
-static void test_filter_text(void) {
+TEST(filter_text) {
         struct config *c = load("watch = ( { comm = \"tst\"; }, { comm = \"postgres*\"; }, { pid = 42; } );\n");
         if (!c)
                 return;
@@ -76,7 +76,7 @@ static void test_filter_text(void) {
         config_free(c);
 }
 
-static void test_filters_of_each_event(void) {
+TEST(filters_of_each_event) {
         struct config *c = load("watch = ( { comm = \"a\"; }, { pid = 7; } );\n");
         if (!c)
                 return;
@@ -105,7 +105,7 @@ static void report_missing(void *userdata, const struct watch *w, int error) {
         CHECK_EQ(error, -ENOENT);
 }
 
-static void test_threads_and_forks(void) {
+TEST(threads_and_forks) {
         char proc[300];
         snprintf(proc, sizeof(proc), "%s/proc", dir);
         mkdir(proc, 0755);
@@ -140,7 +140,7 @@ static void test_threads_and_forks(void) {
 
 /* children = true: the descendants there are now, found in /proc, and those created later, recursively;
  * gone ones are dropped when collected again. */
-static void test_children(void) {
+TEST(children) {
         char proc[300];
         snprintf(proc, sizeof(proc), "%s/proc2", dir);
         mkdir(proc, 0755);
@@ -181,7 +181,7 @@ static void test_children(void) {
         config_free(c);
 }
 
-static void test_describe(void) {
+TEST(describe) {
         struct config *c = load("watch = ( { comm = \"fio\"; }, { comm = \"pg*\"; }, { pid = 9; } );\n");
         char buf[256];
         if (c)
@@ -196,7 +196,7 @@ static void test_describe(void) {
 }
 
 /* The capture's bits: entries of one key share their class's bit, the others have one each. */
-static void test_plan(void) {
+TEST(plan) {
         struct config *c = load("watch = ( { comm = \"a\"; }, { comm = \"b*\"; }, { pid = 3; }, { uid = 7; },\n"
                                 "  { unit = \"u.service\"; comm = \"x\"; }, { pid = 4; children = true; },\n"
                                 "  { exe = \"/bin/true\"; }, { cgroup = \"/a\"; } );\n");
@@ -225,18 +225,17 @@ static void test_plan(void) {
         config_free(c);
 }
 
-int main(void) {
+static int setup(void) {
         if (!mkdtemp(dir))
                 return 99;
-        RUN(test_plan);
-        RUN(test_filter_text);
-        RUN(test_filters_of_each_event);
-        RUN(test_threads_and_forks);
-        RUN(test_children);
-        RUN(test_describe);
+        return 0;
+}
+
+static void teardown(void) {
         char cmd[400];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         if (system(cmd) != 0)
-                return 99;
-        return test_result("test-watch");
+                test_failures++;
 }
+
+TEST_MAIN_WITH("test-watch", setup, teardown)

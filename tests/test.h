@@ -15,6 +15,66 @@ static const char *test_case = "main"; /* the case running: every failure names 
 /* A case within a longer scenario: the failures from here on name it. */
 #define CASE(name) (test_case = (name))
 
+/* The cases of a test program, registered where they are defined (as systemd's TEST()):
+ *     TEST(name) { ... }
+ * and run in the order they appear by TEST_MAIN("test-x"), or TEST_MAIN_WITH("test-x", setup, teardown) where
+ * the cases need something made first (setup returns 0, or an exit status: 77 to skip). */
+struct test_entry {
+        const char *name;
+        void (*fn)(void);
+        unsigned line;
+};
+#define TESTS_MAX 64
+static struct test_entry tests_registered[TESTS_MAX];
+static unsigned tests_n;
+
+static inline void test_register(const char *name, void (*fn)(void), unsigned line) {
+        if (tests_n < TESTS_MAX)
+                tests_registered[tests_n++] = (struct test_entry) { name, fn, line };
+        else
+                abort(); /* raise TESTS_MAX */
+}
+
+#define TEST(name)                                                                              \
+        static void test_##name(void);                                                          \
+        __attribute__((constructor)) static void test_register_##name(void) {                   \
+                test_register(#name, test_##name, __LINE__);                                   \
+        }                                                                                       \
+        static void test_##name(void)
+
+static inline int test_by_line(const void *a, const void *b) {
+        const struct test_entry *x = a, *y = b;
+        return (x->line > y->line) - (x->line < y->line);
+}
+
+static inline int test_result(const char *name);
+
+static inline int tests_run(const char *program, int (*setup)(void), void (*teardown)(void)) {
+        int r = setup ? setup() : 0;
+        if (r != 0)
+                return r;
+        qsort(tests_registered, tests_n, sizeof(tests_registered[0]), test_by_line);
+        for (unsigned i = 0; i < tests_n; i++) {
+                unsigned before = test_failures;
+                test_case = tests_registered[i].name;
+                tests_registered[i].fn();
+                printf("%s %s\n", test_failures == before ? "ok  " : "FAIL", tests_registered[i].name);
+                test_case = "main";
+        }
+        if (teardown)
+                teardown();
+        return test_result(program);
+}
+
+#define TEST_MAIN(program)                                  \
+        int main(void) {                                    \
+                return tests_run(program, NULL, NULL);      \
+        }
+#define TEST_MAIN_WITH(program, setup, teardown)            \
+        int main(void) {                                    \
+                return tests_run(program, setup, teardown); \
+        }
+
 /* Run one case: its name, then ok or FAIL. */
 #define RUN(fn)                                                                              \
         do {                                                                                 \
