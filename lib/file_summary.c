@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idtable.h"
 #include "util.h"
 
 struct file_tally {
-        struct path_str *path; /* NULL: an empty slot */
-        uint32_t hash;
+        uint32_t hash;         /* of the path, never 0: the id table's key */
+        struct path_str *path; /* NULL: the other line */
         uint64_t requests;
         uint64_t unverified;
         struct proc_interval iv;
-        struct histogram *latency; /* allocated at the slot's first file, kept for the next intervals */
+        struct histogram *latency; /* from the pool: kept for the next intervals */
 };
 
 static uint32_t path_hash(const char *s, size_t len) {
@@ -23,15 +24,20 @@ static uint32_t path_hash(const char *s, size_t len) {
                 memcpy(&w, s + i, MIN(len - i, (size_t) 8));
                 h = hash_u64(h ^ w);
         }
-        return (uint32_t) h;
+        return (uint32_t) h ? (uint32_t) h : 1;
 }
 
-static int tally_prepare(struct file_tally *x) {
-        if (!x->latency) {
-                x->latency = malloc(sizeof(*x->latency));
-                if (!x->latency)
-                        return -ENOMEM;
-        }
+static bool same_path(const void *entry, const void *key) {
+        const struct path_str *a = ((const struct file_tally *) entry)->path, *b = key;
+        return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+}
+
+/* A histogram for a file: from the pool of the files of earlier intervals, or new. */
+static int tally_prepare(struct file_tallies *f, struct file_tally *x) {
+        if (!x->latency)
+                x->latency = f->n_pool ? f->pool[--f->n_pool] : malloc(sizeof(*x->latency));
+        if (!x->latency)
+                return -ENOMEM;
         histogram_reset(x->latency);
         x->requests = 0;
         x->unverified = 0;
@@ -40,79 +46,62 @@ static int tally_prepare(struct file_tally *x) {
 }
 
 int file_tallies_init(struct file_tallies *f) {
-        *f = (struct file_tallies) { .cap = 64 };
-        f->slots = calloc(f->cap, sizeof(*f->slots));
+        *f = (struct file_tallies) {};
         f->other = calloc(1, sizeof(*f->other));
         f->order = calloc(FILE_TALLIES_MAX, sizeof(*f->order));
-        if (!f->slots || !f->other || !f->order || tally_prepare(f->other) < 0) {
+        f->pool = calloc(FILE_TALLIES_MAX, sizeof(*f->pool));
+        if (!f->other || !f->order || !f->pool || id_table_init(&f->files, sizeof(struct file_tally), 64) < 0 ||
+            tally_prepare(f, f->other) < 0) {
                 file_tallies_done(f);
                 return -ENOMEM;
         }
         return 0;
 }
 
+static bool drop_tally(void *entry, void *userdata) {
+        struct file_tally *x = entry;
+        struct file_tallies *f = userdata;
+        path_str_unref(x->path);
+        if (f->pool && f->n_pool < FILE_TALLIES_MAX)
+                f->pool[f->n_pool++] = x->latency;
+        else
+                free(x->latency);
+        return true;
+}
+
 void file_tallies_done(struct file_tallies *f) {
-        for (size_t i = 0; f->slots && i < f->cap; i++) {
-                path_str_unref(f->slots[i].path);
-                free(f->slots[i].latency);
-        }
+        if (f->files.slots)
+                id_table_filter(&f->files, drop_tally, f);
+        id_table_done(&f->files);
+        for (size_t i = 0; f->pool && i < f->n_pool; i++)
+                free(f->pool[i]);
         if (f->other)
                 free(f->other->latency);
         free(f->other);
-        free(f->slots);
         free(f->order);
+        free(f->pool);
         *f = (struct file_tallies) {};
-}
-
-static struct file_tally *probe(struct file_tally *slots, size_t cap, uint32_t hash, const char *s, size_t len) {
-        for (size_t i = hash & (cap - 1);; i = (i + 1) & (cap - 1)) {
-                struct file_tally *x = &slots[i];
-                if (!x->path || (x->hash == hash && x->path->len == len && memcmp(x->path->s, s, len) == 0))
-                        return x;
-        }
-}
-
-/* Twice the slots: at half full, so that a probe stays short.  Slots' histograms go along; the new ones get
- * theirs when first used. */
-static int grow(struct file_tallies *f) {
-        size_t cap = f->cap * 2;
-        struct file_tally *slots = calloc(cap, sizeof(*slots));
-        if (!slots)
-                return -ENOMEM;
-        for (size_t i = 0; i < f->cap; i++) {
-                struct file_tally *x = &f->slots[i];
-                if (x->path)
-                        *probe(slots, cap, x->hash, x->path->s, x->path->len) = *x;
-                else
-                        free(x->latency);
-        }
-        free(f->slots);
-        f->slots = slots;
-        f->cap = cap;
-        f->last = NULL;
-        return 0;
 }
 
 static struct file_tally *tally_of(struct file_tallies *f, struct path_str *path) {
         if (f->last && f->last->path == path) /* the table's reference keeps it from being another's */
                 return f->last;
         uint32_t hash = path_hash(path->s, path->len);
-        struct file_tally *x = probe(f->slots, f->cap, hash, path->s, path->len);
-        if (!x->path) {
-                if (f->used >= FILE_TALLIES_MAX)
-                        return f->other;
-                if (2 * (f->used + 1) > f->cap) {
-                        if (grow(f) < 0)
-                                return f->other;
-                        x = probe(f->slots, f->cap, hash, path->s, path->len);
-                }
-                if (tally_prepare(x) < 0)
+        struct file_tally *x = id_table_find_keyed(&f->files, hash, same_path, path);
+        if (!x) {
+                bool fresh;
+                if (f->files.used >= FILE_TALLIES_MAX ||
+                    !(x = id_table_get_keyed(&f->files, hash, same_path, path, &fresh)))
                         return f->other;
                 x->path = path_str_ref(path);
-                x->hash = hash;
-                f->used++;
+                if (tally_prepare(f, x) < 0) {
+                        path_str_unref(x->path);
+                        id_table_remove(&f->files, x);
+                        f->last = NULL;
+                        return f->other;
+                }
         }
-        f->last = x;
+        f->last = x; /* valid until the next insertion, which sets it again */
         return x;
 }
 
@@ -153,18 +142,27 @@ static void emit_one(const struct file_tally *x, const struct file_summary *base
         fn(userdata, &s);
 }
 
+struct gather {
+        struct file_tallies *f;
+        size_t n;
+};
+
+static bool gather_one(void *entry, void *userdata) {
+        struct gather *g = userdata;
+        g->f->order[g->n++] = entry;
+        return false;
+}
+
 void file_tallies_emit(struct file_tallies *f, unsigned top, uint64_t start, uint64_t end, bool last,
                        uint64_t records_lost, void (*fn)(void *userdata, const struct file_summary *s), void *userdata) {
         if (!f->active)
                 return;
-        size_t n = 0;
-        for (size_t i = 0; i < f->cap; i++)
-                if (f->slots[i].path)
-                        f->order[n++] = &f->slots[i];
-        qsort(f->order, n, sizeof(*f->order), by_requests);
+        struct gather g = { .f = f };
+        id_table_filter(&f->files, gather_one, &g);
+        qsort(f->order, g.n, sizeof(*f->order), by_requests);
         struct file_summary base = { .start = start, .end = end, .last = last, .records_lost = records_lost };
         struct file_tally *other = f->other;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < g.n; i++) {
                 struct file_tally *x = f->order[i];
                 if (i < top)
                         emit_one(x, &base, fn, userdata);
@@ -175,14 +173,12 @@ void file_tallies_emit(struct file_tallies *f, unsigned top, uint64_t start, uin
                         histogram_merge(other->latency, x->latency);
                         base.other_files++;
                 }
-                path_str_unref(x->path);
-                x->path = NULL;
         }
         base.without_path = f->without_path;
         if (other->requests)
                 emit_one(other, &base, fn, userdata);
-        (void) tally_prepare(other); /* its histogram is there: cannot fail */
-        f->used = 0;
+        id_table_filter(&f->files, drop_tally, f); /* their histograms back to the pool */
+        (void) tally_prepare(f, other); /* its histogram is there: cannot fail */
         f->without_path = 0;
         f->active = false;
         f->last = NULL;

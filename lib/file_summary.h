@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idtable.h"
 #include "request.h"
 
 /* Requests by the file they were for, over one summary interval, whichever process made them: a DBA asks which
@@ -31,13 +32,13 @@ struct file_summary {
 struct file_tally;
 
 struct file_tallies {
-        struct file_tally *slots;
-        size_t cap; /* a power of two */
-        size_t used;
+        struct id_table files; /* struct file_tally by its path */
         struct file_tally *other;
-        struct file_tally **order; /* room to sort them */
+        struct file_tally **order;  /* room to sort them */
+        struct histogram **pool;    /* the histograms of an interval's files, for the next one's */
+        size_t n_pool;
         uint64_t without_path;
-        bool active;         /* a request ended in the interval */
+        bool active;             /* a request ended in the interval */
         struct file_tally *last; /* the last file counted: requests come in runs on one file */
 };
 

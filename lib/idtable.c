@@ -23,6 +23,23 @@ static size_t probe(const struct id_table *t, uint32_t id) {
         return i;
 }
 
+/* The first empty slot of id's run: where an entry goes that is known not to be there. */
+static size_t probe_empty(const struct id_table *t, uint32_t id) {
+        size_t i = home(t, id);
+        while (id_at(t, i) != 0)
+                i = (i + 1) & (t->cap - 1);
+        return i;
+}
+
+/* Where the entry of hash and key is, or the empty slot where it would go. */
+static size_t probe_keyed(const struct id_table *t, uint32_t hash, bool (*same)(const void *entry, const void *key),
+                          const void *key) {
+        size_t i = home(t, hash);
+        while (id_at(t, i) != 0 && !(id_at(t, i) == hash && same(t->slots + i * t->entry_size, key)))
+                i = (i + 1) & (t->cap - 1);
+        return i;
+}
+
 int id_table_init(struct id_table *t, size_t entry_size, size_t cap) {
         size_t c = 64;
         while (c < cap)
@@ -54,7 +71,7 @@ int id_table_grow(struct id_table *t) {
         for (size_t i = 0; i < t->cap; i++) {
                 uint32_t id = id_at(t, i);
                 if (id)
-                        memcpy(bigger.slots + probe(&bigger, id) * t->entry_size, t->slots + i * t->entry_size,
+                        memcpy(bigger.slots + probe_empty(&bigger, id) * t->entry_size, t->slots + i * t->entry_size,
                                t->entry_size);
         }
         bigger.used = t->used;
@@ -63,11 +80,9 @@ int id_table_grow(struct id_table *t) {
         return 0;
 }
 
-void *id_table_get(struct id_table *t, uint32_t id, bool *ret_new) {
-        if (id == 0)
-                return NULL;
-        size_t i = probe(t, id);
-        if (id_at(t, i) == id) {
+/* The entry at slot i (id's place, found by a probe), inserted zeroed but for id when the slot is empty. */
+static void *get_at(struct id_table *t, size_t i, uint32_t id, bool *ret_new) {
+        if (id_at(t, i) != 0) {
                 if (ret_new)
                         *ret_new = false;
                 return t->slots + i * t->entry_size;
@@ -75,7 +90,7 @@ void *id_table_get(struct id_table *t, uint32_t id, bool *ret_new) {
         if ((t->used + 1) * 4 > t->cap * 3) {
                 if (id_table_grow(t) < 0)
                         return NULL;
-                i = probe(t, id);
+                i = probe_empty(t, id);
         }
         uint8_t *e = t->slots + i * t->entry_size;
         memset(e, 0, t->entry_size);
@@ -84,6 +99,21 @@ void *id_table_get(struct id_table *t, uint32_t id, bool *ret_new) {
         if (ret_new)
                 *ret_new = true;
         return e;
+}
+
+void *id_table_get(struct id_table *t, uint32_t id, bool *ret_new) {
+        return id == 0 ? NULL : get_at(t, probe(t, id), id, ret_new);
+}
+
+void *id_table_find_keyed(const struct id_table *t, uint32_t hash, bool (*same)(const void *entry, const void *key),
+                          const void *key) {
+        size_t i = probe_keyed(t, hash, same, key);
+        return hash && id_at(t, i) == hash ? t->slots + i * t->entry_size : NULL;
+}
+
+void *id_table_get_keyed(struct id_table *t, uint32_t hash, bool (*same)(const void *entry, const void *key),
+                         const void *key, bool *ret_new) {
+        return hash == 0 ? NULL : get_at(t, probe_keyed(t, hash, same, key), hash, ret_new);
 }
 
 /* Empty slot i, and move back into it whatever later entry of its run would no longer be found. */

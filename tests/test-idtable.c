@@ -106,6 +106,51 @@ TEST(filter_visits_each_once) {
 
 /* A pending call keeps a thread; so does a record not processed yet.  The rest goes, and a table still more than
  * half full grows, so the next drain need not sweep again. */
+/* Entries keyed by more than an id, with a hash that collides on purpose (only 8 values): each found by its
+ * key, through growth and removal, as a model says. */
+struct keyed {
+        uint32_t hash;
+        uint32_t key;
+        uint32_t value;
+};
+
+static bool same_key(const void *entry, const void *key) {
+        return ((const struct keyed *) entry)->key == *(const uint32_t *) key;
+}
+
+TEST(keyed_with_colliding_hashes) {
+        struct id_table t;
+        CHECK_EQ(id_table_init(&t, sizeof(struct keyed), 4), 0);
+        uint32_t values[1000] = {};
+        for (unsigned round = 0; round < 20000; round++) {
+                uint32_t key = next_random() % 1000, hash = 1 + key % 8;
+                if (next_random() % 3) {
+                        bool fresh;
+                        struct keyed *e = id_table_get_keyed(&t, hash, same_key, &key, &fresh);
+                        CHECK(e && fresh == (values[key] == 0));
+                        if (!e)
+                                break;
+                        e->key = key;
+                        e->value = values[key] = round + 1;
+                } else {
+                        struct keyed *e = id_table_find_keyed(&t, hash, same_key, &key);
+                        CHECK((e != NULL) == (values[key] != 0));
+                        if (e) {
+                                id_table_remove(&t, e);
+                                values[key] = 0;
+                        }
+                }
+        }
+        size_t present = 0;
+        for (uint32_t key = 0; key < 1000; key++) {
+                const struct keyed *e = id_table_find_keyed(&t, 1 + key % 8, same_key, &key);
+                CHECK((e ? e->value : 0) == values[key]);
+                present += values[key] != 0;
+        }
+        CHECK_EQ(t.used, present);
+        id_table_done(&t);
+}
+
 TEST(thread_sweep) {
         struct id_table t;
         CHECK_EQ(thread_table_init(&t, 64), 0);
