@@ -9,6 +9,7 @@
  *                                               (the timing then includes writing it);
  *                                               REPLAY_PROC_ROOT=DIR: DIR/PID/fd/N links standing for /proc,
  *                                               so that requests carry their paths as they did live;
+ *                                               REPLAY_FILES=1: file summaries too (the 5 busiest);
  *                                               REPLAY_RINGS=N: the records dealt over N rings, one to each
  *                                               in turn, as a host of N CPUs whose threads move at every
  *                                               call would write them: the merge's worst case)
@@ -195,6 +196,8 @@ int main(int argc, char **argv) {
                         .max_iocbs_per_call = 256, .max_inflight = 65536, .max_inflight_per_process = 65536,
                         .records = RECORD_SYSCALLS | RECORD_REQUESTS | RECORD_SUMMARY,
                         .summary_interval_ns = 1000000000ull, .read_memory = false,
+                        .summary_by = getenv("REPLAY_FILES") ? SUMMARY_BY_PROCESS | SUMMARY_BY_FILE : SUMMARY_BY_PROCESS,
+                        .summary_files = 5,
                         .proc_root = proc_root ? proc_root : "/nonexistent",
                 };
                 struct engine_callbacks cb = { .emit = collect };
@@ -214,6 +217,8 @@ int main(int argc, char **argv) {
                         used += cpu_seconds() - t0;
                         records += n;
                 }
+                if (once) /* the summaries of what is still going on, as at the daemon's stop */
+                        engine_finish(&e, e.processed_up_to);
                 printf("  %-15s %10.0f output records/s %10.0f calls/s %10.0f ring records/s   (%" PRIu64
                        " output records, %" PRIu64 " calls, %" PRIu64 " ring records, %.2f s)\n",
                        format_names[format], (double) entries / used, (double) e.stats.calls / used,
