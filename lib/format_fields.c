@@ -36,6 +36,44 @@ void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool jour
         }
 }
 
+void call_fields(struct field_writer *w, const struct aio_call *c, bool journal) {
+        static const struct field_name object_pid = { "OBJECT_PID=", "", sizeof("OBJECT_PID=") - 1, 0 };
+        const char *syscall = aio_syscall_name(c->syscall);
+        if (journal)
+                w->u64(w, &object_pid, c->pid);
+        else
+                w->word(w, FIELD_NAME("SYSCALL", "syscall"), syscall);
+        w->u64(w, FIELD_NAME("PID", "pid"), c->pid);
+        w->u64(w, FIELD_NAME("TID", "tid"), c->tid);
+        w->str(w, FIELD_NAME("COMM", "comm"), c->comm, strnlen(c->comm, sizeof(c->comm)));
+        process_fields(w, c->unit, c->cgroup, c->ns_pid);
+        if (journal)
+                w->word(w, FIELD_NAME("SYSCALL", "syscall"), syscall);
+        w->s64(w, FIELD_NAME("RET", "ret"), c->ret);
+        if (result_is_errno(c->ret)) {
+                char name[16];
+                w->word(w, FIELD_NAME("ERRNO", "errno"), errno_name((int) -c->ret, name));
+        }
+        if (c->enter_seen)
+                w->u64(w, FIELD_NAME("DURATION_NSEC", "duration_nsec"), c->exit_time - c->enter_time);
+        else if (!journal)
+                w->word(w, FIELD_NAME("ENTER", "enter"), "not seen");
+        if (!c->args_known)
+                return;
+        call_arg_fields(w, c, journal);
+        if (!call_aux_shown(c))
+                return;
+        const struct syscall_desc *sd = syscall_desc(c->syscall);
+        const struct syscall_aux_desc *aux = syscall_aux_desc(sd->aux);
+        if (c->aux_state != MEM_OK) {
+                if (!journal)
+                        w->word(w, &aux->state, mem_state_name(c->aux_state));
+        } else if (sd->aux == AUX_CTX)
+                w->ptr(w, &aux->name, c->aux[0]);
+        else
+                w->u64(w, &aux->name, c->aux[0] * 1000000000ull + c->aux[1]);
+}
+
 bool call_aux_shown(const struct aio_call *c) {
         const struct syscall_desc *sd = syscall_desc(c->syscall);
         if (sd->aux == AUX_NONE || !c->args_known || !c->args[sd->aux_arg])

@@ -32,6 +32,10 @@ struct field_writer {
 /* A call's arguments, as the syscall table lists them (those the journal carries, with journal set), and what
  * it read beyond them when call_aux_shown() says so. */
 void call_arg_fields(struct field_writer *w, const struct aio_call *c, bool journal);
+/* A call's fields: who made it, its result and how long it took, its arguments and what it read beyond them.
+ * The journal's have OBJECT_PID first and the syscall after the names; JSON's the syscall first, and say when
+ * the call began before tracing or what could not be read. */
+void call_fields(struct field_writer *w, const struct aio_call *c, bool journal);
 /* Whether a call shows its aux value (or why it could not be read): io_setup's new context once the call made
  * one, a timeout whenever one was given. */
 bool call_aux_shown(const struct aio_call *c);

@@ -146,44 +146,15 @@ static struct journal_fields journal_fields(struct outbuf *b, unsigned *n) {
         };
 }
 
-static void call_fields(struct outbuf *b, unsigned *n, const struct aio_call *c) {
-        const char *name = aio_syscall_name(c->syscall);
-        field_u64(b, n, NAME("OBJECT_PID"), c->pid);
-        field_u64(b, n, NAME("AIO_PID"), c->pid);
-        field_u64(b, n, NAME("AIO_TID"), c->tid);
-        field_str(b, n, NAME("AIO_COMM"), c->comm, strnlen(c->comm, sizeof(c->comm)));
-        struct journal_fields names = journal_fields(b, n);
-        process_fields(&names.w, c->unit, c->cgroup, c->ns_pid);
-        field_str(b, n, NAME("AIO_SYSCALL"), name, strlen(name));
-        field_s64(b, n, NAME("AIO_RET"), c->ret);
-        if (result_is_errno(c->ret)) {
-                char errname[16];
-                const char *e = errno_name((int) -c->ret, errname);
-                field_str(b, n, NAME("AIO_ERRNO"), e, strlen(e));
-        }
-        if (c->enter_seen)
-                field_u64(b, n, NAME("AIO_DURATION_NSEC"), c->exit_time - c->enter_time);
-        if (!c->args_known)
-                return;
-        struct journal_fields jf = journal_fields(b, n);
-        call_arg_fields(&jf.w, c, true);
-        if (call_aux_shown(c) && c->aux_state == MEM_OK) {
-                const struct syscall_desc *sd = syscall_desc(c->syscall);
-                const struct field_name *aux = &syscall_aux_desc(sd->aux)->name;
-                if (sd->aux == AUX_CTX)
-                        jf_ptr(&jf.w, aux, c->aux[0]);
-                else
-                        jf_u64(&jf.w, aux, c->aux[0] * 1000000000ull + c->aux[1]);
-        }
-}
 
 unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_iocbs) {
         unsigned n = 0;
+        struct journal_fields jf = journal_fields(b, &n);
         switch (e->kind) {
         case ENTRY_CALL:
                 common(b, &n, MESSAGE_ID_CALL, call_has_doubt(e->call) ? 4 : 6);
                 message(b, &n, e, max_iocbs);
-                call_fields(b, &n, e->call);
+                call_fields(&jf.w, e->call, true);
                 break;
         case ENTRY_LOST:
                 common(b, &n, MESSAGE_ID_LOST, 4);
@@ -214,7 +185,6 @@ unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_io
                 break;
         }
         case ENTRY_FILE_SUMMARY: {
-                struct journal_fields jf = journal_fields(b, &n);
                 common(b, &n, MESSAGE_ID_FILE_SUMMARY, e->file_summary->records_lost ? 4 : 6);
                 message(b, &n, e, max_iocbs);
                 file_summary_fields(&jf.w, e->file_summary);
@@ -222,7 +192,6 @@ unsigned format_journal(struct outbuf *b, const struct entry *e, unsigned max_io
         }
         case ENTRY_REQUEST:
         case ENTRY_SUMMARY: {
-                struct journal_fields jf = journal_fields(b, &n);
                 bool req = e->kind == ENTRY_REQUEST;
                 common(b, &n, req ? MESSAGE_ID_REQUEST : MESSAGE_ID_SUMMARY,
                        req ? request_priority(e->request) : e->summary->records_lost ? 4 : 6);

@@ -271,35 +271,10 @@ static struct json_fields json_fields(struct outbuf *b) {
 }
 
 static void call_members(struct outbuf *b, const struct aio_call *c) {
-        kv_word(b, "syscall", aio_syscall_name(c->syscall));
-        kv_u64(b, "pid", c->pid);
-        kv_u64(b, "tid", c->tid);
-        key(b, "comm");
-        json_string(b, c->comm, strnlen(c->comm, sizeof(c->comm)));
-        struct json_fields names = json_fields(b);
-        process_fields(&names.w, c->unit, c->cgroup, c->ns_pid);
-        kv_s64(b, "ret", c->ret);
-        if (result_is_errno(c->ret)) {
-                char name[16];
-                kv_word(b, "errno", errno_name((int) -c->ret, name));
-        }
-        if (c->enter_seen)
-                kv_u64(b, "duration_nsec", c->exit_time - c->enter_time);
-        else
-                kv_word(b, "enter", "not seen");
+        struct json_fields jf = json_fields(b);
+        call_fields(&jf.w, c, false);
         if (!c->args_known)
                 return;
-        struct json_fields jf = json_fields(b);
-        call_arg_fields(&jf.w, c, false);
-        if (call_aux_shown(c)) {
-                const struct syscall_aux_desc *aux = syscall_aux_desc(syscall_desc(c->syscall)->aux);
-                if (c->aux_state != MEM_OK)
-                        kv_word(b, aux->json_state, mem_state_name(c->aux_state));
-                else if (syscall_desc(c->syscall)->aux == AUX_CTX)
-                        jf_ptr(&jf.w, &aux->name, c->aux[0]);
-                else
-                        jf_u64(&jf.w, &aux->name, c->aux[0] * 1000000000ull + c->aux[1]);
-        }
         switch (c->syscall) {
         case AIO_IO_SUBMIT:
                 key(b, "iocbs");

@@ -55,9 +55,10 @@ static const struct syscall_desc syscalls[_AIO_SYSCALL_MAX] = {
 static const struct syscall_desc unknown_syscall = { WORD("?"), 0, {}, AUX_NONE, 0 };
 
 static const struct syscall_aux_desc aux_descs[] = {
-        [AUX_NONE] = { FIELD_NAME_INIT("NONE", "none"), "none_state", "none" },
-        [AUX_CTX] = { FIELD_NAME_INIT("CTX", "ctx"), "ctx_state", "ctx" },
-        [AUX_TIMEOUT] = { FIELD_NAME_INIT("TIMEOUT_NSEC", "timeout_nsec"), "timeout_state", "timeout" },
+        [AUX_NONE] = { FIELD_NAME_INIT("NONE", "none"), FIELD_NAME_INIT("NONE_STATE", "none_state"), "none" },
+        [AUX_CTX] = { FIELD_NAME_INIT("CTX", "ctx"), FIELD_NAME_INIT("CTX_STATE", "ctx_state"), "ctx" },
+        [AUX_TIMEOUT] = { FIELD_NAME_INIT("TIMEOUT_NSEC", "timeout_nsec"), FIELD_NAME_INIT("TIMEOUT_STATE", "timeout_state"),
+                          "timeout" },
 };
 
 const struct syscall_aux_desc *syscall_aux_desc(enum syscall_aux a) {

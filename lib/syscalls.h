@@ -33,7 +33,7 @@ enum syscall_aux {
 /* How the formats write an aux value: its fields when it could be read, its state's when not, the text's label. */
 struct syscall_aux_desc {
         struct field_name name;
-        const char *json_state; /* "ctx_state" */
+        struct field_name state; /* JSON's "ctx_state": why it could not be read (the journal has none) */
         const char *label;      /* "ctx" */
 };
 
