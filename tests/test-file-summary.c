@@ -75,7 +75,7 @@ TEST(top_and_other) {
         struct request abandoned = { .submit_known = true, .kind = REQ_ABANDONED, .end = END_EXIT, .path = b,
                                      .path_state = PATH_OK };
         file_tallies_add(&f, &abandoned);
-        CHECK_EQ(f.used, 4);
+        CHECK_EQ(f.files.used, 4);
         CHECK_EQ(a->refs, 2); /* the table's own reference */
 
         n_lines = 0;
@@ -151,7 +151,7 @@ TEST(bound) {
                 for (int k = 0; k < (i < 8 ? 10 - i : 1); k++)
                         end(&f, paths[i], PATH_OK, 0, 512, 10);
         }
-        CHECK_EQ(f.used, FILE_TALLIES_MAX);
+        CHECK_EQ(f.files.used, FILE_TALLIES_MAX);
         n_lines = 0;
         file_tallies_emit(&f, 1000, 0, 1, false, 7, on_summary, NULL);
         CHECK_EQ(n_lines, 1001);
