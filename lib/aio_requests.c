@@ -196,7 +196,7 @@ void aio_requests_call(struct tracker *t, struct aio_call *call, uint64_t genera
         call->ns_pid = 0;
         if (call->pid == 0)
                 return; /* not a process's call: malformed */
-        struct proc *p = tracker_proc(t, call->pid, call->comm);
+        struct proc *p = tracker_proc(t, call->pid, call->comm, call->enter_seen ? call->enter_time : call->exit_time);
         if (!p)
                 return;
         call->unit = p->unit;

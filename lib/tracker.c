@@ -12,8 +12,9 @@
 
 /* ---- processes ---- */
 
-struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm) {
-        uint64_t start = t->next_summary ? t->next_summary - t->opt.summary_interval_ns : 0;
+struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm, uint64_t time) {
+        /* its interval: the one in progress, or, before the first, from its first record */
+        uint64_t start = t->next_summary ? t->next_summary - t->opt.summary_interval_ns : time;
         struct proc *p = procs_get(&t->procs, pid, comm, start, t->opt.paths && t->opt.paths_by_identity);
         if (!p)
                 t->stats->no_memory++;
@@ -299,9 +300,9 @@ void tracker_tick(struct tracker *t, uint64_t until) {
         if (!interval || until > UINT64_MAX - 2 * interval)
                 return; /* the end (UINT64_MAX), or a time no clock gives: nothing to wrap around */
         if (t->next_summary == 0) {
+                /* the processes seen so far keep the start of their first record */
                 t->next_summary = until + interval;
                 t->files_start = until;
-                procs_filter(&t->procs, start_interval, &until);
                 return;
         }
         while (until >= t->next_summary) {

@@ -108,8 +108,9 @@ void tracker_foreach_process(struct tracker *t,
 
 /* ---- for the handlers of the sources ---- */
 
-/* The process of pid, new when not known yet (counted no_memory when there is no room: NULL). */
-struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm);
+/* The process of pid, new when not known yet, its record at `time` (counted no_memory when there is no room:
+ * NULL). */
+struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm, uint64_t time);
 /* A slot in the list of requests ended by the call being handled, or NULL (counted no_memory). */
 struct request *tracker_pending(struct tracker *t);
 /* A request's end counted: in the stats, its process's interval and its file's. */

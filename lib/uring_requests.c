@@ -22,7 +22,7 @@ static void end_resubmitted(struct tracker *t, struct proc *p, uint32_t n, uint6
 }
 
 void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation) {
-        struct proc *p = tracker_proc(t, u->pid, u->comm);
+        struct proc *p = tracker_proc(t, u->pid, u->comm, u->time);
         if (!p)
                 return;
         p->iv.submitted[request_op_index(u->opcode, true)]++;

@@ -300,6 +300,18 @@ TEST(summaries) {
         CHECK_EQ(sums[0].abandoned, 1);
         CHECK_EQ(sum_meta[0].end - sum_meta[0].start, 500000);
         tracker_done(&t);
+
+        /* before the first interval has begun (the daemon's first drain), a process's interval begins at its
+         * first record, not at the clock's 0 */
+        setup(1024, 1024, 60000000000ull);
+        submit(300, 0xa, 7000000000000ull, 0, 1, 0);
+        reap(300, 0xa, 7000000100000ull, 0, 1, 4096, NULL);
+        tracker_tick(&t, 7000000200000ull); /* the first drain: the clock starts */
+        tracker_process_end(&t, 300, 7000001000000ull, END_EXIT);
+        CHECK_EQ(n_sums, 1);
+        CHECK_EQ(sum_meta[0].start, 7000000000000ull);
+        CHECK_EQ(sum_meta[0].end - sum_meta[0].start, 1000000);
+        tracker_done(&t);
 }
 
 /* File summaries at the ends of the same intervals as the processes', at the end of tracing, and at once when a
