@@ -116,10 +116,13 @@ void notify_status(struct daemon *d, const char *prefix) {
         char watching[2048];
         watch_describe(d->config->watch, d->config->n_watch, watching, sizeof(watching));
         const struct trace_stats *st = &d->engine.stats;
-        sd_notifyf(0, "%sSTATUS=tracing %s (%s): %" PRIu64 " calls, %" PRIu64 " records lost, %" PRIu64
-                   " entries dropped",
+        /* io_uring's requests come with no call: both are counted */
+        uint64_t requests = st->completed + st->abandoned + st->unknown + st->stale + st->unmatched;
+        sd_notifyf(0, "%sSTATUS=tracing %s (%s): %" PRIu64 " calls, %" PRIu64 " requests ended, %" PRIu64
+                   " in flight, %" PRIu64 " records lost, %" PRIu64 " entries dropped",
                    prefix, watching, d->capture ? "captured in the kernel" : "read after each call", st->calls,
-                   st->lost, d->sink ? d->sink->stats.dropped : 0);
+                   requests, d->engine_ready ? (uint64_t) tracker_inflight_total(&d->engine.tracker) : 0, st->lost,
+                   d->sink ? d->sink->stats.dropped : 0);
 }
 
 /* metrics.path, whole: the programs' counts so far and the daemon's own.  Said at each interval while it fails:

@@ -87,6 +87,9 @@ sb=(--mysql-socket=/var/tmp/db/sock --mysql-user=root --tables=4 --table-size=10
 $C mariadb --socket=/var/tmp/db/sock -uroot -e 'create database sbtest' || fail "create database"
 $C sysbench oltp_read_write "${sb[@]}" prepare >/dev/null || fail "sysbench prepare"
 $C sysbench oltp_read_write "${sb[@]}" --threads=2 --time=5 run >/dev/null || fail "sysbench run"
+sleep 5 # STATUS= is said every 5 s
+$C systemctl show -p StatusText --value aiotraced | tee "$T/status"
+grep -qE ': [0-9]+ calls, [1-9][0-9]* requests ended, ' "$T/status" || fail "STATUS= does not count io_uring's requests"
 $C mariadb-admin --socket=/var/tmp/db/sock -uroot shutdown || fail "mariadb-admin shutdown"
 for _ in $(seq 100); do [ "$($C systemctl is-active mdb-ct.service)" = active ] || break; sleep 0.1; done
 $C systemctl stop aiotraced
