@@ -8,18 +8,18 @@
 /* AIO's (IOCB_CMD_*): X(opcode, name, dir, vectored)
  *   dir: the way its data goes (READ, WRITE, NO_DATA); vectored: its buf is an iovec array of nbytes entries. */
 #define AIO_OPS(X)                         \
-        X(0, "pread", READ, 0)             \
-        X(1, "pwrite", WRITE, 0)           \
-        X(2, "fsync", NO_DATA, 0)          \
-        X(3, "fdsync", NO_DATA, 0)         \
-        X(5, "poll", NO_DATA, 0)           \
-        X(6, "noop", NO_DATA, 0)           \
-        X(7, "preadv", READ, 1)            \
+        X(0, "pread", READ, 0)                            \
+        X(1, "pwrite", WRITE, 0)                          \
+        X(2, "fsync", NO_DATA, 0)                         \
+        X(3, "fdsync", NO_DATA, 0)                        \
+        X(5, "poll", NO_DATA, 0)                          \
+        X(6, "noop", NO_DATA, 0)                          \
+        X(7, "preadv", READ, 1)                           \
         X(8, "pwritev", WRITE, 1)
 #define AIO_OPCODE_MAX 8 /* the largest opcode of the table */
 
 /* io_uring's (IORING_OP_*): X(opcode, name, aio, layout, file, vectored)
- *   name: the kernel's, lower case (as its tracepoints print them);
+ *   name: the kernel's (io_uring_get_opcode(), as its tracepoints print them), in lower case;
  *   aio: the AIO opcode that means the same, or -1 (then the request's opcode is URING_OPCODE_BASE + opcode; an
  *        fsync with IORING_FSYNC_DATASYNC is fdsync);
  *   layout: where the op's prep keeps the offset, length and flags the capture reads: RW (struct io_rw), SYNC
@@ -35,11 +35,11 @@
         X(5, "write_fixed", 1, RW, 1, 0)                  \
         X(6, "poll_add", 5, NONE, 1, 0)                   \
         X(7, "poll_remove", -1, NONE, 0, 0)               \
-        X(8, "sync_range", -1, SYNC, 1, 0)                \
+        X(8, "sync_file_range", -1, SYNC, 1, 0)           \
         X(9, "sendmsg", -1, NONE, 1, 0)                   \
         X(10, "recvmsg", -1, NONE, 1, 0)                  \
         X(11, "timeout", -1, NONE, 0, 0)                  \
-        X(12, "timeout_rm", -1, NONE, 0, 0)               \
+        X(12, "timeout_remove", -1, NONE, 0, 0)           \
         X(13, "accept", -1, NONE, 1, 0)                   \
         X(14, "async_cancel", -1, NONE, 0, 0)             \
         X(15, "link_timeout", -1, NONE, 0, 0)             \
@@ -56,10 +56,10 @@
         X(26, "send", -1, NONE, 1, 0)                     \
         X(27, "recv", -1, NONE, 1, 0)                     \
         X(28, "openat2", -1, NONE, 0, 0)                  \
-        X(29, "epoll_ctl", -1, NONE, 1, 0)                \
+        X(29, "epoll", -1, NONE, 1, 0)                    \
         X(30, "splice", -1, NONE, 1, 0)                   \
-        X(31, "provide_bufs", -1, NONE, 0, 0)             \
-        X(32, "remove_bufs", -1, NONE, 0, 0)              \
+        X(31, "provide_buffers", -1, NONE, 0, 0)          \
+        X(32, "remove_buffers", -1, NONE, 0, 0)           \
         X(33, "tee", -1, NONE, 1, 0)                      \
         X(34, "shutdown", -1, NONE, 1, 0)                 \
         X(35, "renameat", -1, NONE, 0, 0)                 \
@@ -76,12 +76,12 @@
         X(46, "uring_cmd", -1, NONE, 1, 0)                \
         X(47, "send_zc", -1, NONE, 1, 0)                  \
         X(48, "sendmsg_zc", -1, NONE, 1, 0)               \
-        X(49, "read_mshot", -1, NONE, 1, 0)               \
+        X(49, "read_multishot", -1, NONE, 1, 0)           \
         X(50, "waitid", -1, NONE, 0, 0)                   \
         X(51, "futex_wait", -1, NONE, 0, 0)               \
         X(52, "futex_wake", -1, NONE, 0, 0)               \
         X(53, "futex_waitv", -1, NONE, 0, 0)              \
-        X(54, "fd_install", -1, NONE, 1, 0)               \
+        X(54, "fixed_fd_install", -1, NONE, 1, 0)         \
         X(55, "ftruncate", -1, NONE, 1, 0)                \
         X(56, "bind", -1, NONE, 1, 0)                     \
         X(57, "listen", -1, NONE, 1, 0)                   \
