@@ -29,6 +29,7 @@ const char *path_state_name(enum path_state s) {
         static const char *const names[_PATH_STATE_MAX] = {
                 [PATH_NONE] = "not looked up", [PATH_OK] = "ok", [PATH_UNVERIFIED] = "unverified",
                 [PATH_REUSED] = "fd reused", [PATH_GONE] = "fd closed", [PATH_DENIED] = "permission denied",
+                [PATH_NOT_FD] = "not an fd",
         };
         return s < _PATH_STATE_MAX ? names[s] : "?";
 }
@@ -154,6 +155,11 @@ static enum path_state state_of_error(int r) {
 
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state) {
+        if ((int32_t) fd < 0) {
+                *ret_path = NULL;
+                *ret_state = PATH_NOT_FD;
+                return;
+        }
         struct fdpath_entry *e = slot_of(c, pid, fd);
         bool same_fd = e->pid == pid && e->fd == fd;
         bool same_file = same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino;

@@ -27,6 +27,7 @@ enum path_state {
         PATH_REUSED,     /* the fd names another file than during the call: closed and reused since */
         PATH_GONE,       /* the fd was closed, or the process is gone, before it could be looked up */
         PATH_DENIED,     /* not allowed to look */
+        PATH_NOT_FD,     /* negative: no process has such an fd (the request fails with EBADF) */
         _PATH_STATE_MAX,
 };
 

@@ -109,8 +109,10 @@ void request_fields(struct field_writer *w, const struct request *r) {
                         w->word(w, FIELD_NAME("OP", "op"), op->s);
                 else
                         w->u64(w, FIELD_NAME("OP", "op"), r->opcode);
-                if (!r->no_file)
+                if (!r->no_file && r->fixed_file)
                         w->u64(w, FIELD_NAME("FD", "fd"), r->fd);
+                else if (!r->no_file) /* as the program wrote it: -1 is not 4294967295 */
+                        w->s64(w, FIELD_NAME("FD", "fd"), (int32_t) r->fd);
                 if (r->fixed_file)
                         w->word(w, FIELD_NAME("FIXED_FILE", "fixed_file"), "yes");
                 if (r->submit_failed)

@@ -172,7 +172,7 @@ static void put_iocb(struct outbuf *b, unsigned i, const struct iocb_info *cb) {
                         kv_word(b, "op", op);
                 else
                         kv_u64(b, "op", cb->opcode);
-                kv_u64(b, "fd", cb->fd);
+                kv_s64(b, "fd", (int32_t) cb->fd);
                 kv_ptr(b, "data", cb->data);
                 kv_ptr(b, "buf", cb->buf);
                 kv_u64(b, "nbytes", cb->nbytes);

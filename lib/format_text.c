@@ -52,7 +52,7 @@ static char *span_iocb_fields(char *d, const struct iocb_info *cb) {
                 d = span_lit(d, " (unknown)");
         }
         d = span_lit(d, ", fd = ");
-        d = span_u64(d, cb->fd);
+        d = span_s64(d, (int32_t) cb->fd); /* as the program wrote it: -1 is not 4294967295 */
         d = span_lit(d, ", data = ");
         d = span_ptr(d, cb->data);
         d = span_lit(d, ", buf = ");
@@ -368,7 +368,7 @@ static void put_request_submit(struct outbuf *b, const struct request *r) {
         d = op ? span_word(d, op) : span_u64(d, r->opcode);
         if (!r->no_file) {
                 d = r->fixed_file ? span_lit(d, ", fixed file = ") : span_lit(d, ", fd = ");
-                d = span_u64(d, r->fd);
+                d = r->fixed_file ? span_u64(d, r->fd) : span_s64(d, (int32_t) r->fd);
         }
         outbuf_span_end(b, d, REQUEST_SPAN_ROOM);
         if (r->path_state != PATH_NONE)

@@ -97,6 +97,14 @@ int main(void) {
         CHECK_EQ(st, PATH_REUSED);
         CHECK(p == NULL);
 
+        CASE("a negative fd: not an fd, and /proc not asked");
+        lookups = c.lookups;
+        fdpath_lookup(&c, pid, (uint32_t) -1, NULL, 4, &p, &st);
+        CHECK_EQ(st, PATH_NOT_FD);
+        CHECK(p == NULL);
+        CHECK_EQ(c.lookups, lookups);
+        CHECK_STR(path_state_name(PATH_NOT_FD), "not an fd");
+
         CASE("without a capture: unverified, once per generation");
         /* without a capture: unverified, looked up at most once per generation */
         fdpath_lookup(&c, pid, fd, NULL, 5, &p, &st);
