@@ -4,7 +4,6 @@
 #include "util.h"
 
 #define NIL INFLIGHT_NIL
-#define IORING_CQE_F_MORE (1u << 1)
 
 /* The same request again while one is in flight: the kernel reuses its requests once they completed, so the
  * completion in between was not seen. */
@@ -101,8 +100,10 @@ static uint32_t find_by_data(const struct tracker *t, const struct proc *p, uint
 void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
                              uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
         struct proc *p = procs_find(&t->procs, pid);
-        /* a multishot request's completions but its last are posted with no request */
-        uint32_t n = !p ? NIL : req ? inflight_find(&t->uring, pid, ring, req) : find_by_data(t, p, ring, user_data);
+        /* a multishot request's completions but its last are posted with no request; a zero-copy send's
+         * notification, which ends it, by a request of the kernel's own: both are found by user_data */
+        bool by_data = !req || (cflags & IORING_CQE_F_NOTIF);
+        uint32_t n = !p ? NIL : by_data ? find_by_data(t, p, ring, user_data) : inflight_find(&t->uring, pid, ring, req);
         uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : req, user_data, res,
                   cflags, 0, time);
 }

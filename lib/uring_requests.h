@@ -12,6 +12,9 @@
 #include "capture.h"
 #include "tracker.h"
 
+#define IORING_CQE_F_MORE (1u << 1)  /* the request goes on: more completions come */
+#define IORING_CQE_F_NOTIF (1u << 3) /* a zero-copy send's notification: the kernel is done with its buffer */
+
 /* An io_uring request, as its submit was seen. */
 struct uring_submit {
         uint32_t pid, tid;

@@ -447,6 +447,29 @@ TEST(uring) {
         tracker_done(&t);
 }
 
+/* A zero-copy send: its result comes with IORING_CQE_F_MORE, then a notification from a request of the
+ * kernel's own, with the send's user_data, ends it. */
+TEST(uring_zero_copy_notification) {
+        setup(1024, 1024, 0);
+        struct uring_submit u = { .pid = 300, .tid = 301, .comm = "ring", .ring = 0x1a1a, .req = 0x90, .user_data = 11,
+                                  .time = 1000, .opcode = URING_OPCODE_BASE + 47, .fd = 6 };
+        uring_requests_submit(&t, &u, 0);
+        uring_requests_complete(&t, 300, 301, 0x1a1a, 0x90, 11, 4096, IORING_CQE_F_MORE, 2000);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 1);
+        CHECK_EQ(tracker_inflight(&t, 300), 1);
+        uring_requests_complete(&t, 300, 301, 0x1a1a, 0x98, 11, 0, IORING_CQE_F_NOTIF, 3000);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 2);
+        CHECK_EQ(got[1].kind, REQ_COMPLETED);
+        CHECK_EQ(got[1].iocb, 0x90);
+        CHECK_EQ(got[1].opcode, URING_OPCODE_BASE + 47);
+        CHECK_EQ(got[1].end_time - got[1].submit_time, 2000);
+        CHECK_EQ(tracker_inflight(&t, 300), 0);
+        CHECK_EQ(stats.unmatched, 0);
+        tracker_done(&t);
+}
+
 /* A reaper on one CPU can reap a request before the submitter's io_submit, on another, returns: the completion
  * comes first in time order, and waits for the submit. */
 TEST(early_completion) {
