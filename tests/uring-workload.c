@@ -114,6 +114,46 @@ static void overflow(void) {
         io_uring_queue_exit(&small);
 }
 
+/* Every opcode the kernel knows (its probe's last_op), each alone in a zeroed SQE on fd -1 with user_data
+ * 0x7800000000 + opcode, waited for before the next: each fails (or, as nop, succeeds) at once.  The kernel's
+ * own tracepoints name them; the test compares those names with aiotraced's. */
+static int every_op(void) {
+        struct io_uring ring;
+        int r = io_uring_queue_init(8, &ring, 0);
+        if (r < 0)
+                die("io_uring_queue_init", r);
+        struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
+        if (!probe)
+                die("io_uring_get_probe_ring", ENOMEM);
+        unsigned last = probe->last_op;
+        io_uring_free_probe(probe);
+        for (unsigned op = 0; op <= last; op++) {
+                struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                if (!sqe)
+                        die("no SQE", ENOSPC);
+                memset(sqe, 0, sizeof(*sqe));
+                sqe->opcode = (uint8_t) op;
+                sqe->fd = -1;
+                sqe->user_data = 0x7800000000ull + op;
+                submit(&ring, 1);
+                /* a zero-copy send's result comes with IORING_CQE_F_MORE: its notification follows */
+                for (bool more = true; more;) {
+                        struct io_uring_cqe *cqe;
+                        struct __kernel_timespec two_s = { .tv_sec = 2 };
+                        r = io_uring_wait_cqe_timeout(&ring, &cqe, &two_s);
+                        if (r < 0) {
+                                fprintf(stderr, "uring-workload: opcode %u did not complete: %s\n", op, strerror(-r));
+                                return 1;
+                        }
+                        more = cqe->flags & IORING_CQE_F_MORE;
+                        io_uring_cqe_seen(&ring, cqe);
+                }
+        }
+        printf("%u\n", last);
+        io_uring_queue_exit(&ring);
+        return 0;
+}
+
 /* A new pipe, and the name /proc gives its read end. */
 static void new_pipe(int fds[2], char path[64]) {
         char link[32];
@@ -135,7 +175,7 @@ static char *path_in(const char *dir, const char *name) {
 
 int main(int argc, char **argv) {
         const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL;
-        bool sqpoll = false, hold = false;
+        bool sqpoll = false, hold = false, all_ops = false;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
                         dir = argv[++i];
@@ -147,14 +187,18 @@ int main(int argc, char **argv) {
                         sqpoll = true;
                 else if (strcmp(argv[i], "--hold") == 0)
                         hold = true;
+                else if (strcmp(argv[i], "--every-op") == 0)
+                        all_ops = true;
                 else {
                         fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll] "
-                                        "[--hold]\n");
+                                        "[--hold] [--every-op]\n");
                         return 2;
                 }
         }
         if (comm)
                 prctl(PR_SET_NAME, comm);
+        if (all_ops)
+                return every_op();
         truth = fopen(truth_path, "we");
         if (!truth)
                 die(truth_path, errno);

@@ -40,6 +40,44 @@ assert tids - {pid}, tids' "$T/$mode.json" "$T/$mode.truth" || fail "the SQPOLL 
         fi
 done
 
+echo "== every opcode the kernel knows: named as the kernel's own tracepoints name it"
+# a tracefs instance of our own: the kernel's io_uring_submit_req and io_uring_req_failed print op_str
+INSTANCE=/sys/kernel/tracing/instances/aiotraced-test-$$
+mkdir "$INSTANCE" || fail "no tracefs instance"
+trap 'rmdir "$INSTANCE" 2>/dev/null; cleanup' EXIT
+for e in io_uring_submit_req io_uring_req_failed; do
+        echo 1 >"$INSTANCE/events/io_uring/$e/enable" || fail "io_uring/$e cannot be enabled"
+done
+write_config "$T/ops.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
+        'drain_interval_ms = 5;' 'records = [ "requests" ];' 'output = { format = "json"; };'
+start_daemon_json "$T/ops.conf" "$T/ops.json"
+"$URING" --comm uring-w --every-op >"$T/ops.last" || fail "the workload failed"
+stop_daemon "$T/ops.json"
+cat "$INSTANCE/trace" >"$T/ops.kernel"
+echo 0 >"$INSTANCE/tracing_on"
+"$PYTHON3" - "$T/ops.kernel" "$T/ops.json" "$(cat "$T/ops.last")" <<'PY' || fail "op names differ from the kernel's"
+import json, re, sys
+kernel = {}
+for m in re.finditer(r'user_data 0x(78[0-9a-f]{8}), opcode (\w+)', open(sys.argv[1]).read()):
+    kernel[int(m.group(1), 16) - 0x7800000000] = m.group(2).lower()
+ours, fds = {}, set()
+for e in map(json.loads, open(sys.argv[2])):
+    if e.get('kind') == 'request' and (int(e['data'], 16) >> 32) == 0x78:
+        ours[int(e['data'], 16) - 0x7800000000] = e['op']
+        if 'fd' in e:  # the SQE's fd, -1: said as it is, and as no file's
+            fds.add((e['fd'], e.get('path_state'), 'path' in e))
+# the ops with an AIO counterpart take its name (the same request, whichever interface made it)
+aio = {0: 'noop', 1: 'preadv', 2: 'pwritev', 3: 'fsync', 4: 'pread', 5: 'pwrite', 6: 'poll', 22: 'pread', 23: 'pwrite'}
+last = int(sys.argv[3])
+bad = [(op, kernel.get(op), ours.get(op)) for op in range(last + 1)
+       if kernel.get(op) is None or ours.get(op) != aio.get(op, kernel[op])]
+print(f'{last + 1} opcodes; the kernel named {len(kernel)}, aiotraced recorded {len(ours)}; differing: {bad}; '
+      f'fds: {fds}')
+sys.exit(1 if bad or fds != {(-1, 'not an fd', False)} else 0)
+PY
+rmdir "$INSTANCE"
+trap cleanup EXIT
+
 echo "== killed with a request in flight: it ends with the process, and nothing comes after"
 write_config "$T/kill.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
         'drain_interval_ms = 5;' 'records = [ "requests", "summary" ];' 'output = { format = "json"; };'
