@@ -100,8 +100,10 @@ struct io_cqe {
         __u64 user_data;
         int fd;
 } __attribute__((preserve_access_index));
+struct io_ring_ctx;
 struct io_kiocb {
         __u64 flags; /* read one byte of it: its width changed between releases */
+        struct io_ring_ctx *ctx;
         struct io_cqe cqe;
 } __attribute__((preserve_access_index));
 struct kiocb {
@@ -1481,54 +1483,62 @@ int uring_complete(struct uring_complete_ctx *ctx) {
         return NEUTRAL;
 }
 
-/* A request that failed before it was submitted (a bad opcode, bad flags): written as a submit whose details
- * are the SQE's, so that its completion, which follows, has a request to end. */
-struct uring_failed_ctx {
-        __u64 common;
-        __u64 ctx;
-        __u64 req;
-        __u64 user_data;
+/* A request that failed before it was submitted (a bad opcode, bad flags, a prep that refused it): written as
+ * a submit whose details are the SQE's, as the kernel has it (its own mapping of the ring's SQEs; the
+ * tracepoint's arguments: the SQE, the request, the error), so that its completion, which follows, has a
+ * request to end.  The fd is the SQE's, as the program wrote it. */
+struct io_uring_sqe_head { /* the ABI's struct io_uring_sqe, to user_data */
         __u8 opcode;
         __u8 flags;
-        __u8 ioprio;
-        __u8 pad[5];
+        __u16 ioprio;
+        __s32 fd;
         __u64 off;
         __u64 addr;
         __u32 len;
         __u32 op_flags;
-        __u16 buf_index;
-        __u16 personality;
-        __u32 file_index;
-        __u64 pad1;
-        __u64 addr3;
-        int error;
-        __u32 op_str_loc;
+        __u64 user_data;
 };
-_Static_assert(sizeof(struct uring_failed_ctx) == 96, "io_uring_req_failed's layout");
+_Static_assert(sizeof(struct io_uring_sqe_head) == 40, "struct io_uring_sqe's head");
 
 #define IOSQE_FIXED_FILE 0x1
 
-SEC("tracepoint/io_uring/io_uring_req_failed")
-int uring_failed(struct uring_failed_ctx *ctx) {
+SEC("tp_btf/io_uring_req_failed")
+int uring_failed(__u64 *ctx) {
+        const void *sqe_at = (const void *) ctx[0];
+        struct io_kiocb *req = (struct io_kiocb *) ctx[1];
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
         if (!uring_watched(&l, comm) || !uring_traced())
                 return NEUTRAL;
+        struct io_uring_sqe_head sqe;
+        if (bpf_probe_read_kernel(&sqe, sizeof(sqe), sqe_at) != 0) {
+                count(CAPTURE_CNT_SQE_UNREADABLE);
+                return NEUTRAL;
+        }
+        __u64 ring = (__u64) BPF_CORE_READ(req, ctx);
         __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = (__u32) (id >> 32);
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
-        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, seen);
+        uring_submit_begin(&r, ring, (__u64) req, sqe.user_data, sqe.opcode, comm, seen);
         struct capture_uring *u = &r.u;
         u->flags = CAPTURE_URING_F_FAILED | CAPTURE_URING_F_DETAILS;
-        if (ctx->flags & IOSQE_FIXED_FILE)
+        u->fd = (__u32) sqe.fd;
+        u->off = sqe.off;
+        u->addr = sqe.addr;
+        u->len = sqe.len;
+        u->rw_flags = sqe.op_flags;
+        if (sqe.flags & IOSQE_FIXED_FILE)
                 u->flags |= CAPTURE_URING_F_FIXED_FILE;
-        u->off = ctx->off;
-        u->addr = ctx->addr;
-        u->len = ctx->len;
-        u->rw_flags = ctx->op_flags;
-        uring_own(ctx->ctx, tgid, (__u32) (seen >> 32));
+        else {
+                struct scratch *s = scratch_of(&l);
+                if (s) {
+                        s->b.last_fd = ~0u;
+                        file_identity(s, u->fd, &u->file);
+                }
+        }
+        uring_own(ring, tgid, (__u32) (seen >> 32));
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }

@@ -167,6 +167,7 @@ enum capture_counter {
         CAPTURE_CNT_ARGS_FULL,     /* enters whose arguments could not be kept for the exit (no storage) */
         CAPTURE_CNT_NO_SCRATCH,    /* of CAPTURE_CNT_RECORDS, not written: no scratch buffer for the CPU */
         CAPTURE_CNT_FOLLOW_FULL,   /* new processes of a followed one not followed: the map of ids was full */
+        CAPTURE_CNT_SQE_UNREADABLE, /* io_uring requests failed at submit, not written: their SQE was unreadable */
         _CAPTURE_CNT_MAX,
 };
 

@@ -129,7 +129,8 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
                                  "writes (pid at 12, old_pid at 16)", d->system, d->name);
                         return -EPROTO;
                 }
-                if (d->kind >= EVENT_URING_SUBMIT && d->kind <= EVENT_URING_OVERFLOW) {
+                /* io_uring_req_failed's program takes the tracepoint's arguments (tp_btf), not its record */
+                if (d->kind >= EVENT_URING_SUBMIT && d->kind <= EVENT_URING_OVERFLOW && d->kind != EVENT_URING_FAILED) {
                         /* capture.bpf.c's uring_*_ctx: each field's offset and size, and the record's */
                         static const struct {
                                 unsigned size;
@@ -140,8 +141,6 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
                                         { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 48, 1 } } },
                                 [EVENT_URING_COMPLETE - EVENT_URING_SUBMIT] = { CAPTURE_URING_RAW_SIZE, 5,
                                         { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 4 }, { 36, 4 } } },
-                                [EVENT_URING_FAILED - EVENT_URING_SUBMIT] = { 96, 6,
-                                        { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 56, 4 } } },
                                 [EVENT_URING_OVERFLOW - EVENT_URING_SUBMIT] = { CAPTURE_URING_OVERFLOW_RAW_SIZE, 5,
                                         { { 8, 8 }, { 16, 8 }, { 24, 4 }, { 28, 4 }, { 32, 8 } } },
                         };
@@ -315,7 +314,9 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
                         continue;
                 /* A program belongs to the tracepoint, not to one CPU: it runs for every hit, on any CPU.  libbpf
                  * opens one event for it that samples nothing, and a BPF link where the kernel has them. */
-                c->links[k] = bpf_program__attach_tracepoint(prog, d->system, d->name);
+                c->links[k] = bpf_program__type(prog) == BPF_PROG_TYPE_TRACING
+                                      ? bpf_program__attach(prog) /* tp_btf: the tracepoint's own arguments */
+                                      : bpf_program__attach_tracepoint(prog, d->system, d->name);
                 if (!c->links[k]) {
                         int r = -errno;
                         snprintf(error, error_size, "attaching the BPF program to %s:%s: %s%s%s", d->system, d->name,

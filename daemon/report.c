@@ -75,9 +75,14 @@ void report(struct daemon *d) {
                                     "not captured), %" PRIu64 " records it had no buffer for (counted lost)",
                                     cpu, no_args, no_scratch);
         }
-        uint64_t follow_full = 0;
-        for (size_t i = 0; d->capture && i < d->perf.n_cpus; i++)
+        uint64_t follow_full = 0, sqe_unreadable = 0;
+        for (size_t i = 0; d->capture && i < d->perf.n_cpus; i++) {
                 follow_full += bpf_capture_counter(d->capture, d->perf.cpus[i].life.cpu, CAPTURE_CNT_FOLLOW_FULL);
+                sqe_unreadable += bpf_capture_counter(d->capture, d->perf.cpus[i].life.cpu, CAPTURE_CNT_SQE_UNREADABLE);
+        }
+        if (sqe_unreadable)
+                log_warning("%" PRIu64 " io_uring requests that failed at submit could not be written: their SQE "
+                            "could not be read", sqe_unreadable);
         if (follow_full)
                 log_warning("%" PRIu64 " new processes of pids watched with children = true could not be followed: "
                             "the capture's table of %d pids was full", follow_full, CAPTURE_MAX_IDS);

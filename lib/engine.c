@@ -331,12 +331,14 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
         struct capture_file file = c ? c->file : (struct capture_file) {};
         /* readv and writev: len counts iovecs, not bytes */
         bool vectored = uring_op_vectored(u.opcode);
+        /* without the capture's part, no fd read; an op no kernel knows, failed at submit, has its SQE's */
+        bool failed = c && (c->flags & CAPTURE_URING_F_FAILED);
+        bool has_file = uring_op_has_file(u.opcode) || (failed && !uring_op_known(u.opcode));
         struct uring_submit us = {
                 .pid = u.pid, .tid = u.tid, .comm = c ? c->comm : NULL, .ring = u.ring, .req = u.req,
                 .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
                 .nbytes_known = details && !vectored, .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
-                .no_file = !c || !uring_op_has_file(u.opcode), /* without the capture's part, no fd read */
-                .failed = c && (c->flags & CAPTURE_URING_F_FAILED),
+                .no_file = !c || !has_file, .failed = failed,
                 .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0, .len = c ? c->len : 0,
                 /* RWF_* where the op has them; an fsync's are its own (IORING_FSYNC_DATASYNC) */
                 .rw_flags = c && uring_op_layout(u.opcode) == URING_LAYOUT_RW && !vectored ? c->rw_flags : 0,

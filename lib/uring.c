@@ -30,6 +30,10 @@ uint16_t uring_request_opcode(uint8_t op, uint32_t op_flags) {
         return (uint16_t) o->aio;
 }
 
+bool uring_op_known(uint8_t op) {
+        return op_of(op) != NULL;
+}
+
 bool uring_op_has_file(uint8_t op) {
         const struct uring_op *o = op_of(op);
         return o && o->file;

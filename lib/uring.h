@@ -22,6 +22,8 @@ uint16_t uring_request_opcode(uint8_t uring_op, uint32_t op_flags);
 /* Whether the op works on the SQE's fd (the kernel's needs_file): the others (nop, openat, timeout, ...) have
  * no file to name. */
 bool uring_op_has_file(uint8_t uring_op);
+/* Whether the op is one of the table's (bpf/ops.h). */
+bool uring_op_known(uint8_t uring_op);
 /* Whether its length counts iovecs, not bytes. */
 bool uring_op_vectored(uint8_t uring_op);
 /* Where its prep keeps what the capture reads of it. */

@@ -37,7 +37,7 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
         *r = (struct request) {
                 .pid = u->pid, .submit_tid = u->tid, .ctx = u->ring, .iocb = u->req, .data = u->user_data,
                 .submit_time = u->time, .submit_known = true, .interface = REQ_IO_URING, .opcode = u->opcode,
-                .fixed_file = u->fixed_file, .no_file = u->no_file || u->failed, .no_offset = !u->details,
+                .fixed_file = u->fixed_file, .no_file = u->no_file, .no_offset = !u->details,
                 .submit_failed = u->failed, .fd = u->fd,
                 .offset = u->details ? u->off : 0,
                 .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
@@ -45,7 +45,7 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
         if (proc_in_flight(p) > p->iv.inflight_max)
                 p->iv.inflight_max = proc_in_flight(p);
         /* a registered file's index names no fd of the process: its path is not looked up */
-        if (t->opt.paths && !u->fixed_file && !u->no_file && !u->failed)
+        if (t->opt.paths && !u->fixed_file && !u->no_file)
                 fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
 }
 

@@ -57,10 +57,10 @@ def main():
                 continue
             eq(f'{where} request', g['request'], 'completed')
             eq(f'{where} res', g.get('res'), w['res'])
-            eq(f'{where} submit_failed', g.get('submit_failed'), 'yes' if w['op'].startswith('op_') else None)
+            eq(f'{where} submit_failed', g.get('submit_failed'), 'yes' if w['failed'] else None)
             if 'fd' in g:
-                eq(f'{where} fd', g['fd'], w['fd'] & 0xffffffff)
-            elif w['op'] not in ('noop', 'openat', 'poll_remove') and not w['op'].startswith('op_'):
+                eq(f'{where} fd', g['fd'], w['fd'])
+            elif w['op'] not in ('noop', 'openat', 'poll_remove'):
                 errors.append(f'{where}: no fd')
             eq(f'{where} fixed_file', g.get('fixed_file') == 'yes', w['fixed'])
             if w.get('path'):

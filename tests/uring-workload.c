@@ -23,6 +23,7 @@ struct want {
         long long nbytes; /* -1: not known to aiotraced (vectored: a count of iovecs) */
         int res;
         bool done;
+        bool failed; /* at submit: the kernel's prep refused it */
         int more[8]; /* a multishot request's results before its last (IORING_CQE_F_MORE) */
         unsigned n_more;
 };
@@ -80,8 +81,9 @@ static void submit(struct io_uring *ring, unsigned n) {
 static void write_truth(void) {
         for (unsigned i = 0; i < n_wants; i++) {
                 const struct want *w = &wants[i];
-                fprintf(truth, "{\"pid\":%d,\"user_data\":%llu,\"op\":\"%s\",\"fd\":%d,\"fixed\":%s,", getpid(),
-                        0x7700000000ull + i, w->op, w->fd, w->fixed ? "true" : "false");
+                fprintf(truth, "{\"pid\":%d,\"user_data\":%llu,\"op\":\"%s\",\"fd\":%d,\"fixed\":%s,\"failed\":%s,",
+                        getpid(), 0x7700000000ull + i, w->op, w->fd, w->fixed ? "true" : "false",
+                        w->failed ? "true" : "false");
                 if (w->path)
                         fprintf(truth, "\"path\":\"%s\",", w->path);
                 fprintf(truth, "\"more\":[");
@@ -248,7 +250,9 @@ int main(int argc, char **argv) {
         sqe = sqe_for(&ring, "fsync", fa, false, a, 0, 0);
         io_uring_prep_fsync(sqe, fa, 0);
         tag(sqe);
-        sqe = sqe_for(&ring, "fdsync", fb, false, b, 0, 0);        io_uring_prep_fsync(sqe, fb, IORING_FSYNC_DATASYNC);        tag(sqe);
+        sqe = sqe_for(&ring, "fdsync", fb, false, b, 0, 0);
+        io_uring_prep_fsync(sqe, fb, IORING_FSYNC_DATASYNC);
+        tag(sqe);
         submit(&ring, 2);
         reap(&ring, 2);
         /* fixed buffers */
@@ -332,9 +336,18 @@ int main(int argc, char **argv) {
         submit(&ring, 1);
         reap(&ring, 2);
         /* a request that fails before it is submitted: an opcode no kernel has */
-        sqe = sqe_for(&ring, "op_250", 0, false, NULL, 0, 0);
+        sqe = sqe_for(&ring, "op_250", fa, false, a, 0, 0);
         io_uring_prep_nop(sqe);
         sqe->opcode = 250;
+        sqe->fd = fa;
+        wants[n_wants].failed = true;
+        tag(sqe);
+        submit(&ring, 1);
+        reap(&ring, 1);
+        /* and one whose prep refuses it: an fsync with flags no kernel has */
+        sqe = sqe_for(&ring, "fsync", fb, false, b, 0, 0);
+        io_uring_prep_fsync(sqe, fb, 0x80);
+        wants[n_wants].failed = true;
         tag(sqe);
         submit(&ring, 1);
         reap(&ring, 1);
