@@ -29,7 +29,7 @@ const char *path_state_name(enum path_state s) {
         static const char *const names[_PATH_STATE_MAX] = {
                 [PATH_NONE] = "not looked up", [PATH_OK] = "ok", [PATH_UNVERIFIED] = "unverified",
                 [PATH_REUSED] = "fd reused", [PATH_GONE] = "fd closed", [PATH_DENIED] = "permission denied",
-                [PATH_NOT_FD] = "not an fd",
+                [PATH_NOT_FD] = "not an fd", [PATH_TOO_LONG] = "name too long",
         };
         return s < _PATH_STATE_MAX ? names[s] : "?";
 }
@@ -150,7 +150,7 @@ static bool answer_holds(const struct fdpath_cache *c, uint32_t pid, const struc
 }
 
 static enum path_state state_of_error(int r) {
-        return r == -EACCES || r == -EPERM ? PATH_DENIED : PATH_GONE;
+        return r == -EACCES || r == -EPERM ? PATH_DENIED : r == -ENAMETOOLONG ? PATH_TOO_LONG : PATH_GONE;
 }
 
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,

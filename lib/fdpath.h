@@ -28,6 +28,7 @@ enum path_state {
         PATH_GONE,       /* the fd was closed, or the process is gone, before it could be looked up */
         PATH_DENIED,     /* not allowed to look */
         PATH_NOT_FD,     /* negative: no process has such an fd (the request fails with EBADF) */
+        PATH_TOO_LONG,   /* longer than PATH_MAX: /proc cannot give it */
         _PATH_STATE_MAX,
 };
 

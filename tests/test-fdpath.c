@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -249,6 +251,36 @@ int main(void) {
         path_str_unref(p);
         close(fd_e);
         unlink(path_e2);
+
+        CASE("a path longer than PATH_MAX: said to be, not a closed fd");
+        /* 20 levels of 250 characters, made and opened relative to each other */
+        char name[251];
+        memset(name, 'n', 250);
+        name[250] = 0;
+        int level[21];
+        level[0] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        CHECK(level[0] >= 0);
+        for (int i = 1; i <= 20; i++) {
+                CHECK_EQ(mkdirat(level[i - 1], name, 0700), 0);
+                level[i] = openat(level[i - 1], name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                CHECK(level[i] >= 0);
+        }
+        const int fd_long = 84;
+        int deep = openat(level[20], "deep.dat", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        CHECK(deep >= 0);
+        CHECK_EQ(dup2(deep, fd_long), fd_long);
+        close(deep);
+        fdpath_lookup(&c, pid, fd_long, NULL, 23, &p, &st);
+        CHECK_EQ(st, PATH_TOO_LONG);
+        CHECK(p == NULL);
+        CHECK_STR(path_state_name(st), "name too long");
+        close(fd_long);
+        CHECK_EQ(unlinkat(level[20], "deep.dat", 0), 0);
+        for (int i = 20; i >= 1; i--) {
+                close(level[i]);
+                CHECK_EQ(unlinkat(level[i - 1], name, AT_REMOVEDIR), 0);
+        }
+        close(level[0]);
 
         fdpath_cache_done(&c);
         unlink(path_a);
