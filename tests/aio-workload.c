@@ -909,6 +909,7 @@ static void usage(FILE *f) {
                 "  --comm NAME              the command name to run under (prctl PR_SET_NAME)\n"
                 "  --pause-us N             sleep between calls\n"
                 "  --start-delay-ms N       sleep before the first call\n"
+                "  --start-when FILE        wait for FILE to exist before the first call (60 s at most)\n"
                 "  --thread-delay-ms N      sleep in a second thread before its first call\n"
                 "  --linger-ms N            stay alive after the last call (a reader of memory may still come)\n");
 }
@@ -919,7 +920,8 @@ int main(int argc, char **argv) {
                 { "comm", required_argument, NULL, 'n' },  { "pause-us", required_argument, NULL, 'p' },
                 { "linger-ms", required_argument, NULL, 'l' }, { "start-delay-ms", required_argument, NULL, 's' },
                 { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' },
-                { "reaper-thread", required_argument, NULL, 'R' }, { "user-reap", required_argument, NULL, 'U' }, { "thread-delay-ms", required_argument, NULL, 'T' },
+                { "reaper-thread", required_argument, NULL, 'R' }, { "user-reap", required_argument, NULL, 'U' },
+                { "thread-delay-ms", required_argument, NULL, 'T' }, { "start-when", required_argument, NULL, 'w' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
@@ -930,7 +932,7 @@ int main(int argc, char **argv) {
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
-        const char *bench_file = NULL;
+        const char *bench_file = NULL, *start_when = NULL;
         unsigned long getppid_calls = 0;
         unsigned fan_out = 0, open_fds = 0;
         bool hold = false, then_exec = false, reaper_first = false;
@@ -955,6 +957,9 @@ int main(int argc, char **argv) {
                         break;
                 case 's':
                         start_delay_ms = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'w':
+                        start_when = optarg;
                         break;
                 case 'H':
                         hold = true;
@@ -1036,6 +1041,13 @@ int main(int argc, char **argv) {
         rec(&rr, "process pid=%d comm=%s\n", getpid(), comm);
         rec_flush(&rr);
         usleep(start_delay_ms * 1000);
+        /* a tracer started after the process (watched by its pid) says when it is ready: no sleep is long
+         * enough on a loaded machine */
+        for (unsigned i = 0; start_when && access(start_when, F_OK) != 0; i++) {
+                if (i == 6000)
+                        die(start_when);
+                usleep(10000);
+        }
         if (hold || then_exec)
                 run_hold(then_exec);
         if (reaper_first)

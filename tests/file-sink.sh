@@ -53,11 +53,12 @@ ls "$T/out" | grep '^keep.log'
 
 echo "== 3. any bytes in a comm come out as valid JSON"
 comm=$'q"b\\s\x01\x7f\xff\xc3\xa9'
-"$WORKLOAD" --comm "$comm" --truth "$T/odd.truth" --dir "$T/w1" --start-delay-ms 700 &
+"$WORKLOAD" --comm "$comm" --truth "$T/odd.truth" --dir "$T/w1" --start-when "$T/odd.go" &
 W=$!
 write_config "$T/odd.conf" "$CALLS" "watch = ( { pid = $W; } );" \
         "output = { sink = \"file\"; path = \"$T/out/odd.json\"; format = \"json\"; };"
-start_daemon_bg "$T/odd.conf"
+start_daemon_to_file "$T/odd.conf" "$T/out/odd.json" "$T/daemon.err"
+touch "$T/odd.go"
 wait $W || fail "workload failed"
 stop_daemon_bg
 "$PYTHON3" - "$T/out/odd.json" <<'PY' || fail "the comm did not come out as it should"

@@ -58,11 +58,12 @@ scenarios() { # CAPTURE: bpf or remote-read
         # programs select by process in the kernel, so there the thread calls at once.
         local delay=200
         [ "$cap" = bpf ] && delay=0
-        "$WORKLOAD" --truth "$C.pid.truth" --dir "$T/w3" --comm not-by-comm --start-delay-ms 700 --pause-us 30000 \
-                --thread-delay-ms $delay --linger-ms 300 &
+        "$WORKLOAD" --truth "$C.pid.truth" --dir "$T/w3" --comm not-by-comm --start-when "$C.pid.go" \
+                --pause-us 30000 --thread-delay-ms $delay --linger-ms 300 &
         local W=$!
         write_config "$C.pid.conf" "$CALLS" "capture = \"$cap\";" "watch = ( { pid = $W; } );" 'drain_interval_ms = 5;'
         start_daemon "$C.pid.conf" "$C.pid.out"
+        touch "$C.pid.go"
         wait $W || fail "workload failed"
         stop_daemon "$C.pid.out"
         if [ "$cap" = remote-read ]; then
