@@ -105,6 +105,7 @@ struct io_kiocb {
         __u64 flags; /* read one byte of it: its width changed between releases */
         struct io_ring_ctx *ctx;
         struct io_cqe cqe;
+        void *async_data;
 } __attribute__((preserve_access_index));
 struct kiocb {
         long long ki_pos;
@@ -114,6 +115,14 @@ struct io_rw {
         __u64 addr;
         __u32 len;
         int flags;
+} __attribute__((preserve_access_index));
+/* A vectored read or write's iovecs, as the prep imported them (kernels since 6.10: before, the import came at
+ * issue, and io_async_rw had no iter of its own) */
+struct iov_iter {
+        unsigned long count;
+} __attribute__((preserve_access_index));
+struct io_async_rw {
+        struct iov_iter iter;
 } __attribute__((preserve_access_index));
 struct io_sync {
         long long len;
@@ -136,6 +145,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Where each io_uring op's prep keeps what is read of it, and which AIO ops read iovecs: from bpf/ops.h */
 #define URING_LAYOUT_ROW(op, n, a, layout, f, v) [op] = URING_LAYOUT_##layout,
 static const __u8 uring_layout[URING_OP_COUNT] = { URING_OPS(URING_LAYOUT_ROW) };
+#define URING_VECTORED_ROW(op, n, a, layout, f, v) [op] = v,
+static const __u8 uring_vectored[URING_OP_COUNT] = { URING_OPS(URING_VECTORED_ROW) };
 #define AIO_VECTORED_ROW(op, n, d, vectored) [op] = vectored,
 static const __u8 aio_vectored[AIO_OPCODE_MAX + 1] = { AIO_OPS(AIO_VECTORED_ROW) };
 
@@ -1367,8 +1378,12 @@ struct uring_record {
 _Static_assert(sizeof(struct uring_submit_ctx) == CAPTURE_URING_RAW_SIZE, "io_uring_submit_req's layout");
 _Static_assert(sizeof(struct uring_complete_ctx) == CAPTURE_URING_RAW_SIZE, "io_uring_complete's layout");
 
-/* What the op's prep read from the SQE: offset, length, buffer and flags. */
-static __always_inline void uring_details(struct io_kiocb *req, __u8 opcode, struct capture_uring *u) {
+#define REQ_F_BUFFER_SELECT 0x20 /* IOSQE_BUFFER_SELECT: the buffer is picked at issue */
+
+/* What the op's prep read from the SQE: offset, length, buffer and flags; for a vectored read or write, the
+ * bytes its iovecs add up to. */
+static __always_inline void uring_details(struct io_kiocb *req, __u8 req_flags, __u8 opcode,
+                                          struct capture_uring *u) {
         __u8 layout = opcode < URING_OP_COUNT ? uring_layout[opcode] : URING_LAYOUT_NONE;
         if (layout == URING_LAYOUT_RW) {
                 struct io_rw *rw = (struct io_rw *) req; /* io_kiocb_to_cmd(): the request's first bytes */
@@ -1377,6 +1392,14 @@ static __always_inline void uring_details(struct io_kiocb *req, __u8 opcode, str
                 u->len = BPF_CORE_READ(rw, len);
                 u->rw_flags = (__u32) BPF_CORE_READ(rw, flags);
                 u->flags |= CAPTURE_URING_F_DETAILS;
+                if (uring_vectored[opcode] && !(req_flags & REQ_F_BUFFER_SELECT) &&
+                    bpf_core_field_exists(struct io_async_rw, iter)) {
+                        struct io_async_rw *io = BPF_CORE_READ(req, async_data);
+                        if (io) {
+                                u->bytes = (__u32) BPF_CORE_READ(io, iter.count);
+                                u->flags |= CAPTURE_URING_F_BYTES;
+                        }
+                }
         } else if (layout == URING_LAYOUT_SYNC) {
                 struct io_sync *sync = (struct io_sync *) req;
                 u->off = (__u64) BPF_CORE_READ(sync, off);
@@ -1441,7 +1464,7 @@ int uring_submit(struct uring_submit_ctx *ctx) {
         __u8 req_flags = 0;
         bpf_probe_read_kernel(&req_flags, 1, (__u8 *) req + bpf_core_field_offset(struct io_kiocb, flags));
         u->fd = (__u32) BPF_CORE_READ(req, cqe.fd);
-        uring_details(req, ctx->opcode, u);
+        uring_details(req, req_flags, ctx->opcode, u);
         if (req_flags & REQ_F_FIXED_FILE)
                 u->flags |= CAPTURE_URING_F_FIXED_FILE;
         else {

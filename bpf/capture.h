@@ -140,6 +140,9 @@ struct capture_segment {
 /* submit: io_uring is off (capture_watch.uring): only this, the first request of the process, is written,
  * for the daemon to say once that its requests are not traced */
 #define CAPTURE_URING_F_NOTE 0x10
+/* submit: bytes is what a vectored op will move, the sum of its iovecs, from the kernel's own iterator of
+ * them (imported by the prep) */
+#define CAPTURE_URING_F_BYTES 0x20
 /* The records of io_uring_cqe_overflow (a completion the CQ ring had no room for) are the tracepoint's fixed
  * fields, CAPTURE_URING_OVERFLOW_RAW_SIZE bytes, then struct capture_uring. */
 #define CAPTURE_URING_OVERFLOW_RAW_SIZE 40
@@ -155,7 +158,7 @@ struct capture_uring {
         capture_u64 off;
         capture_u64 addr;
         capture_u32 rw_flags;
-        capture_u32 reserved;
+        capture_u32 bytes;        /* with CAPTURE_URING_F_BYTES */
         struct capture_file file; /* what fd named at submit (not for a fixed file) */
         char comm[16];            /* the submitting thread's, or for an SQPOLL thread its process's */
 };

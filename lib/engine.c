@@ -337,9 +337,10 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
         struct uring_submit us = {
                 .pid = u.pid, .tid = u.tid, .comm = c ? c->comm : NULL, .ring = u.ring, .req = u.req,
                 .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
-                .nbytes_known = details && !vectored, .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
+                .nbytes_known = details && (!vectored || (c->flags & CAPTURE_URING_F_BYTES)), .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
                 .no_file = !c || !has_file, .failed = failed,
-                .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0, .len = c ? c->len : 0,
+                .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0,
+                .len = !c ? 0 : vectored && (c->flags & CAPTURE_URING_F_BYTES) ? c->bytes : c->len,
                 /* RWF_* where the op has them; an fsync's are its own (IORING_FSYNC_DATASYNC) */
                 .rw_flags = c && uring_op_layout(u.opcode) == URING_LAYOUT_RW && !vectored ? c->rw_flags : 0,
                 .file = file.mnt_id ? &file : NULL,

@@ -211,6 +211,14 @@ def compare_uring(trace, straced, datadir):
         kinds[r['request']] = kinds.get(r['request'], 0) + 1
     on_files = [r for r in uring if 'fd' in r]  # not a nop (MariaDB wakes its reaper with one at shutdown)
     with_path = sum(1 for r in on_files if r.get('path', '').startswith(datadir + '/') and 'path_state' not in r)
+    # reads and writes (plain or vectored) say their bytes: what the kernel took, which a write's result is
+    rw = [r for r in uring if r.get('op') in ('pread', 'pwrite', 'preadv', 'pwritev')]
+    no_bytes = [r for r in rw if not isinstance(r.get('nbytes'), int)]
+    wrong = [r for r in rw if isinstance(r.get('nbytes'), int) and r.get('res', -1) >= 0 and
+             (r['res'] > r['nbytes'] or (r['op'].startswith('pwrite') and r['res'] != r['nbytes']))]
+    if no_bytes or wrong:
+        errors.append(f'{len(no_bytes)} reads and writes without nbytes, {len(wrong)} whose result is not theirs: '
+                      f'{(no_bytes + wrong)[:2]}')
     if len(uring) != submitted:
         errors.append(f'{len(uring)} io_uring request records, io_uring_enter submitted {submitted}')
     if kinds.get('completed', 0) != len(uring):
@@ -223,7 +231,8 @@ def compare_uring(trace, straced, datadir):
         if sum(s.get(k, 0) for s in sums) != len(uring):
             errors.append(f'the summaries count {sum(s.get(k, 0) for s in sums)} {k}, the records {len(uring)}')
     print(f'compare-strace: io_uring_enter submitted {submitted}; {len(uring)} io_uring request records {kinds}, '
-          f'{with_path} of {len(on_files)} on files with their path')
+          f'{with_path} of {len(on_files)} on files with their path; {len(rw)} reads and writes, '
+          f'{len(rw) - len(no_bytes)} with their bytes')
     for err in errors:
         print('  ' + err)
     return 1 if errors or not uring else 0

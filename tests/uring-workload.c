@@ -231,17 +231,24 @@ int main(int argc, char **argv) {
         sqe = sqe_for(&ring, "pread", fa, false, a, 0, 4096);
         io_uring_prep_read(sqe, fa, buf[1], 4096, 0);
         tag(sqe);
-        sqe = sqe_for(&ring, "pwrite", fb, false, b, 8192, 512);        io_uring_prep_write(sqe, fb, buf[2], 512, 8192);        tag(sqe);
+        sqe = sqe_for(&ring, "pwrite", fb, false, b, 8192, 512);
+        io_uring_prep_write(sqe, fb, buf[2], 512, 8192);
+        tag(sqe);
         submit(&ring, 2);
         reap(&ring, 2);
-        /* vectored: len counts iovecs, so its bytes are not known to the tracer */
+        /* vectored: len counts iovecs; the bytes are their sum, as the kernel imported them at submit.  The
+         * iovecs scribbled on once submitted: what the kernel took stands, and its result says what that was
+         * (all of it, a regular file's write): with SQPOLL the kernel's thread may import them before or after */
         struct iovec iov[3] = { { buf[3], 4096 }, { buf[4], 4096 }, { buf[5], 1024 } };
-        sqe = sqe_for(&ring, "pwritev", fb, false, b, 16384, -1);
+        sqe = sqe_for(&ring, "pwritev", fb, false, b, 16384, 9216);
         io_uring_prep_writev(sqe, fb, iov, 3, 16384);
         tag(sqe);
         submit(&ring, 1);
+        iov[2].iov_len = 7;
         reap(&ring, 1);
-        sqe = sqe_for(&ring, "preadv", fb, false, b, 16384, -1);
+        wants[n_wants - 1].nbytes = wants[n_wants - 1].res;
+        iov[2].iov_len = 1024;
+        sqe = sqe_for(&ring, "preadv", fb, false, b, 16384, 8192);
         io_uring_prep_readv(sqe, fb, iov, 2, 16384);
         tag(sqe);
         submit(&ring, 1);
