@@ -216,6 +216,10 @@ def compare_uring(trace, straced, datadir):
     no_bytes = [r for r in rw if not isinstance(r.get('nbytes'), int)]
     wrong = [r for r in rw if isinstance(r.get('nbytes'), int) and r.get('res', -1) >= 0 and
              (r['res'] > r['nbytes'] or (r['op'].startswith('pwrite') and r['res'] != r['nbytes']))]
+    # the README's "slowest writes": writes (plain or vectored) with a latency and a path
+    slowest = [r for r in rw if r['op'].startswith('pwrite') and 'latency_nsec' in r and 'path' in r]
+    if not slowest:
+        errors.append("no write with a latency and a path: the README's slowest writes would find none")
     if no_bytes or wrong:
         errors.append(f'{len(no_bytes)} reads and writes without nbytes, {len(wrong)} whose result is not theirs: '
                       f'{(no_bytes + wrong)[:2]}')
