@@ -92,7 +92,7 @@ void process_fields(struct field_writer *w, const char *unit, const char *cgroup
 
 void request_fields(struct field_writer *w, const struct request *r) {
         w->word(w, FIELD_NAME("REQUEST", "request"), request_kind_name(r->kind));
-        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED)
+        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED || r->end == END_NO_CQE)
                 w->word(w, FIELD_NAME("END", "end"), request_end_name(r->end));
         w->u64(w, FIELD_NAME("PID", "pid"), r->pid);
         w->str(w, FIELD_NAME("COMM", "comm"), r->comm, strlen(r->comm));
@@ -149,7 +149,7 @@ void request_fields(struct field_writer *w, const struct request *r) {
                 else
                         w->u64(w, FIELD_NAME("REAP_TID", "reap_tid"), r->reap_tid);
         }
-        if (r->submit_known && r->end_time >= r->submit_time) {
+        if (r->submit_known && r->end_time >= r->submit_time && r->end != END_NO_CQE) {
                 /* reaped in user space: submit to when the completion was first seen, a bound */
                 if (r->reaped_in_user_space)
                         w->u64(w, FIELD_NAME("LATENCY_AT_MOST_NSEC", "latency_at_most_nsec"),

@@ -337,7 +337,7 @@ static void put_request_head(struct outbuf *b, const struct request *r) {
         outbuf_puts(b, "] request ");
         const struct word *kind = request_kind_word(r->kind);
         outbuf_put(b, kind->s, kind->len);
-        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED) {
+        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED || r->end == END_NO_CQE) {
                 outbuf_puts(b, " (");
                 outbuf_puts(b, request_end_name(r->end));
                 outbuf_putc(b, ')');
@@ -402,7 +402,8 @@ static void put_request_end(struct outbuf *b, const struct request *r) {
                 d = span_s64(d, r->res2);
                 d = span_lit(d, ", ");
         }
-        if (r->submit_known && r->end_time >= r->submit_time) {
+        /* with no CQE, when it ended is not known */
+        if (r->submit_known && r->end_time >= r->submit_time && r->end != END_NO_CQE) {
                 if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED) {
                         /* reaped in user space: from its submit to when its completion was first seen */
                         d = r->reaped_in_user_space ? span_lit(d, "latency at most ") : span_lit(d, "latency = ");

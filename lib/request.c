@@ -24,6 +24,7 @@ const char *request_end_name(enum request_end e) {
                 [END_EXEC] = "exec",           [END_EVICTED] = "evicted",
                 [END_RESUBMITTED] = "iocb submitted again", [END_SUBMIT_UNTRACKED] = "its submit was not tracked",
                 [END_SUBMIT_UNSEEN] = "its submit was not seen", [END_UNTRACED] = "io_uring no longer traced",
+                [END_NO_CQE] = "no CQE asked",
         };
         return e < _END_MAX ? names[e] : "?";
 }
@@ -47,7 +48,9 @@ const char *request_op_index_name(unsigned i) {
 void proc_interval_count_end(struct proc_interval *iv, struct histogram *latency, const struct request *r) {
         iv->active = true;
         if (!r->has_result) {
-                if (r->kind == REQ_ABANDONED)
+                if (r->kind == REQ_COMPLETED) /* with no CQE (IOSQE_CQE_SKIP_SUCCESS): no result, no latency */
+                        iv->completed[request_op_index(r->opcode, r->submit_known)]++;
+                else if (r->kind == REQ_ABANDONED)
                         iv->abandoned++;
                 else if (r->kind == REQ_UNKNOWN)
                         iv->unknown++;

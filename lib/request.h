@@ -35,6 +35,7 @@ enum request_end {
         END_SUBMIT_UNTRACKED, /* unmatched: its process had submits that could not be read, or were evicted */
         END_SUBMIT_UNSEEN,    /* unmatched: nothing explains it (submitted before tracing began?) */
         END_UNTRACED,         /* unknown: io_uring's requests are no longer traced (a reload turned them off) */
+        END_NO_CQE,           /* io_uring, IOSQE_CQE_SKIP_SUCCESS: completed (its request reused) with no CQE */
         _END_MAX,
 };
 
@@ -75,6 +76,7 @@ struct request {
         bool no_file;       /* io_uring: an op on no file (nop, openat, timeout, ...): no fd, no path */
         bool no_offset;     /* io_uring: the op's offset was not read */
         bool submit_failed; /* io_uring: failed before it was submitted (io_uring_req_failed) */
+        bool cqe_skip;      /* io_uring: IOSQE_CQE_SKIP_SUCCESS: a CQE comes only if it fails */
         uint8_t cq_overflow; /* io_uring: its completion found the CQ ring full: CQ_OVERFLOW_* */
         uint16_t opcode;    /* IOCB_CMD_*, or io_uring's as uring_request_opcode() says */
         int16_t reqprio;

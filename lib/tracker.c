@@ -88,7 +88,11 @@ static void end_unreaped(struct tracker *t, struct proc *p, struct request *r, u
         r->end_time = time;
         r->end = why;
         r->kind = REQ_ABANDONED;
-        if (p && p->unidentified > 0 && why != END_EVICTED) {
+        if (r->cqe_skip && why != END_EVICTED) {
+                /* completed with no CQE, or still in flight: nothing says which */
+                r->end = END_NO_CQE;
+                r->kind = REQ_UNKNOWN;
+        } else if (p && p->unidentified > 0 && why != END_EVICTED) {
                 p->unidentified--;
                 r->kind = REQ_UNKNOWN;
         }

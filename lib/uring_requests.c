@@ -6,17 +6,23 @@
 #define NIL INFLIGHT_NIL
 
 /* The same request again while one is in flight: the kernel reuses its requests once they completed, so the
- * completion in between was not seen. */
+ * completion in between was not seen; or, for one that asked for none on success (IOSQE_CQE_SKIP_SUCCESS),
+ * there was none: it completed, with no result to say (a failure would have posted one). */
 static void end_resubmitted(struct tracker *t, struct proc *p, uint32_t n, uint64_t time) {
         struct request *old = tracker_pending(t);
         if (!old)
                 return;
         tracker_remove(t, &t->uring, n, p, old);
-        if (p->unidentified > 0)
-                p->unidentified--;
         old->end_time = time;
-        old->end = END_RESUBMITTED;
-        old->kind = REQ_UNKNOWN;
+        if (old->cqe_skip) {
+                old->end = END_NO_CQE;
+                old->kind = REQ_COMPLETED;
+        } else {
+                if (p->unidentified > 0)
+                        p->unidentified--;
+                old->end = END_RESUBMITTED;
+                old->kind = REQ_UNKNOWN;
+        }
         tracker_account(t, p, old);
 }
 
@@ -38,7 +44,7 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
                 .pid = u->pid, .submit_tid = u->tid, .ctx = u->ring, .iocb = u->req, .data = u->user_data,
                 .submit_time = u->time, .submit_known = true, .interface = REQ_IO_URING, .opcode = u->opcode,
                 .fixed_file = u->fixed_file, .no_file = u->no_file, .no_offset = !u->details,
-                .submit_failed = u->failed, .fd = u->fd,
+                .submit_failed = u->failed, .cqe_skip = u->cqe_skip, .fd = u->fd,
                 .offset = u->details ? u->off : 0,
                 .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
         };

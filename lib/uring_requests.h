@@ -27,6 +27,7 @@ struct uring_submit {
         bool fixed_file;
         bool no_file;
         bool failed; /* failed before it was submitted: its details are the SQE's */
+        bool cqe_skip; /* IOSQE_CQE_SKIP_SUCCESS: no CQE if it succeeds */
         uint32_t fd;
         int64_t off;
         uint64_t len;

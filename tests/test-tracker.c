@@ -470,6 +470,48 @@ TEST(uring_zero_copy_notification) {
         tracker_done(&t);
 }
 
+/* IOSQE_CQE_SKIP_SUCCESS: a request that succeeds posts no CQE.  Its request reused by another submit, it
+ * completed (a failure would have posted one), with no result or latency to say; one in flight at its
+ * process's end may have completed or not; one that fails posts its CQE as any other. */
+TEST(uring_cqe_skip_success) {
+        setup(1024, 1024, 10000000); /* an interval longer than the test: the last summary at the end */
+        struct uring_submit u = { .pid = 300, .tid = 301, .comm = "ring", .ring = 0x1a1a, .req = 0x90, .user_data = 11,
+                                  .time = 1000, .opcode = IOCB_CMD_PWRITE, .fd = 6, .cqe_skip = true };
+        uring_requests_submit(&t, &u, 0);
+        u.user_data = 12, u.time = 2000, u.cqe_skip = false;
+        uring_requests_submit(&t, &u, 0); /* the same request again */
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 1);
+        CHECK_EQ(got[0].kind, REQ_COMPLETED);
+        CHECK_EQ(got[0].end, END_NO_CQE);
+        CHECK(!got[0].has_result);
+        CHECK_EQ(got[0].data, 11);
+        CHECK_STR(request_end_name(got[0].end), "no CQE asked");
+        uring_requests_complete(&t, 300, 301, 0x1a1a, 0x90, 12, 4096, 0, 3000);
+        /* one that fails: its CQE */
+        u.req = 0xa0, u.user_data = 13, u.cqe_skip = true;
+        uring_requests_submit(&t, &u, 0);
+        uring_requests_complete(&t, 300, 301, 0x1a1a, 0xa0, 13, -5, 0, 4000);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 3);
+        CHECK_EQ(got[2].kind, REQ_COMPLETED);
+        CHECK_EQ(got[2].res, -5);
+        CHECK_EQ(got[2].end, END_REAPED);
+        /* in flight at the process's end */
+        u.req = 0xb0, u.user_data = 14;
+        uring_requests_submit(&t, &u, 0);
+        n_sums = 0;
+        tracker_process_end(&t, 300, 5000, END_EXIT);
+        CHECK_EQ(n_got, 4);
+        CHECK_EQ(got[3].kind, REQ_UNKNOWN);
+        CHECK_EQ(got[3].end, END_NO_CQE);
+        /* the summary counts the first as completed */
+        CHECK(n_sums >= 1);
+        CHECK_EQ(sums[0].completed[IOCB_CMD_PWRITE], 3);
+        CHECK_EQ(sums[0].unknown, 1);
+        tracker_done(&t);
+}
+
 /* A reaper on one CPU can reap a request before the submitter's io_submit, on another, returns: the completion
  * comes first in time order, and waits for the submit. */
 TEST(early_completion) {

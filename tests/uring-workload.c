@@ -24,6 +24,7 @@ struct want {
         int res;
         bool done;
         bool failed; /* at submit: the kernel's prep refused it */
+        bool no_cqe; /* IOSQE_CQE_SKIP_SUCCESS, and it succeeded: no completion came */
         int more[8]; /* a multishot request's results before its last (IORING_CQE_F_MORE) */
         unsigned n_more;
 };
@@ -89,8 +90,8 @@ static void write_truth(void) {
                 fprintf(truth, "\"more\":[");
                 for (unsigned m = 0; m < w->n_more; m++)
                         fprintf(truth, "%s%d", m ? "," : "", w->more[m]);
-                fprintf(truth, "],\"off\":%lld,\"nbytes\":%lld,\"res\":%d,\"done\":%s}\n", w->off, w->nbytes, w->res,
-                        w->done ? "true" : "false");
+                fprintf(truth, "],\"off\":%lld,\"nbytes\":%lld,\"res\":%d,\"done\":%s,\"no_cqe\":%s}\n", w->off,
+                        w->nbytes, w->res, w->done ? "true" : "false", w->no_cqe ? "true" : "false");
         }
 }
 
@@ -252,6 +253,18 @@ int main(int argc, char **argv) {
         io_uring_prep_readv(sqe, fb, iov, 2, 16384);
         tag(sqe);
         submit(&ring, 1);
+        reap(&ring, 1);
+        /* a write that asks for no CQE if it succeeds, and succeeds: none comes (the next request, reaped,
+         * says it is done: the kernel completes in order here, the file being the same) */
+        sqe = sqe_for(&ring, "pwrite", fa, false, a, 0, 512);
+        io_uring_prep_write(sqe, fa, buf[6], 512, 0);
+        sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+        wants[n_wants].no_cqe = wants[n_wants].done = true;
+        tag(sqe);
+        sqe = sqe_for(&ring, "pread", fa, false, a, 0, 512);
+        io_uring_prep_read(sqe, fa, buf[7], 512, 0);
+        tag(sqe);
+        submit(&ring, 2);
         reap(&ring, 1);
         /* fsync, and with IORING_FSYNC_DATASYNC */
         sqe = sqe_for(&ring, "fsync", fa, false, a, 0, 0);
