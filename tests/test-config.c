@@ -11,11 +11,9 @@
 #include "watch.h"
 #include "test.h"
 
-static char dir[] = "/tmp/aiotraced-config.XXXXXX";
-
 static const char *write_conf(const char *name, const char *text) {
         static char path[256];
-        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        snprintf(path, sizeof(path), "%s/%s", test_dir, name);
         FILE *f = fopen(path, "we");
         fputs(text, f);
         fclose(f);
@@ -242,8 +240,8 @@ static const char *many_comms(unsigned n, bool glob, const char *capture) {
 /* An exe given as a symbolic link is the file it names (whose directory and name an upgrade replaces). */
 TEST(exe_link) {
         char real[300], link[300], text[800];
-        snprintf(real, sizeof(real), "%s/prog", dir);
-        snprintf(link, sizeof(link), "%s/prog-link", dir);
+        snprintf(real, sizeof(real), "%s/prog", test_dir);
+        snprintf(link, sizeof(link), "%s/prog-link", test_dir);
         fclose(fopen(real, "we"));
         CHECK_EQ(symlink("prog", link), 0);
         snprintf(text, sizeof(text), "watch = ( { exe = \"%s\"; }, { exe = \"%s\"; } );\n", link, real);
@@ -323,9 +321,9 @@ TEST(watch_limits) {
 TEST(not_a_file) {
         struct config *c = NULL;
         char error[512] = "", path[300];
-        CHECK_EQ(config_load(dir, &c, error, sizeof(error)), -EINVAL);
+        CHECK_EQ(config_load(test_dir, &c, error, sizeof(error)), -EINVAL);
         CHECK_CONTAINS(error, ": is a directory, not a file: refused");
-        snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+        snprintf(path, sizeof(path), "%s/fifo.conf", test_dir);
         CHECK_EQ(mkfifo(path, 0600), 0);
         alarm(10); /* a read that waits would end the test here */
         CHECK_EQ(config_load(path, &c, error, sizeof(error)), -EINVAL);
@@ -337,7 +335,7 @@ TEST(not_a_file) {
 TEST(unreadable) {
         struct config *c = NULL;
         char error[512] = "", path[300];
-        snprintf(path, sizeof(path), "%s/missing.conf", dir);
+        snprintf(path, sizeof(path), "%s/missing.conf", test_dir);
         CHECK(config_load(path, &c, error, sizeof(error)) == -ENOENT);
         CHECK_CONTAINS(error, "missing.conf: cannot open: No such file or directory");
 }
@@ -547,17 +545,4 @@ out:
         config_free(fixed);
 }
 
-static int setup(void) {
-        if (!mkdtemp(dir))
-                return 99;
-        return 0;
-}
-
-static void teardown(void) {
-        char cmd[400];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-config", setup, teardown)
+TEST_MAIN_IN_DIR("test-config")

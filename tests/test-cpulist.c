@@ -9,8 +9,6 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/aiotraced-cpulist.XXXXXX";
-
 TEST(cpu_list) {
         int *cpus = NULL;
         size_t n = 0;
@@ -30,7 +28,7 @@ TEST(cpu_list) {
 /* sysfs_cpus on a tree laid out as /sys/devices/system/cpu: the list, and the part of it `only` names. */
 TEST(sysfs_cpus) {
         char path[128];
-        snprintf(path, sizeof(path), "%s/online", dir);
+        snprintf(path, sizeof(path), "%s/online", test_dir);
         FILE *f = fopen(path, "we");
         CHECK(f != NULL);
         if (!f)
@@ -39,25 +37,14 @@ TEST(sysfs_cpus) {
         fclose(f);
         int *cpus = NULL;
         size_t n = 0;
-        CHECK_EQ(sysfs_cpus(dir, "online", NULL, &cpus, &n), 0);
+        CHECK_EQ(sysfs_cpus(test_dir, "online", NULL, &cpus, &n), 0);
         CHECK(n == 4 && cpus[3] == 5);
         free(cpus);
-        CHECK_EQ(sysfs_cpus(dir, "online", "1,5,7", &cpus, &n), 0);
+        CHECK_EQ(sysfs_cpus(test_dir, "online", "1,5,7", &cpus, &n), 0);
         CHECK(n == 2 && cpus[0] == 1 && cpus[1] == 5);
         free(cpus);
-        CHECK_EQ(sysfs_cpus(dir, "online", "7", &cpus, &n), -ENOENT);
-        CHECK_EQ(sysfs_cpus(dir, "possible", NULL, &cpus, &n), -ENOENT);
+        CHECK_EQ(sysfs_cpus(test_dir, "online", "7", &cpus, &n), -ENOENT);
+        CHECK_EQ(sysfs_cpus(test_dir, "possible", NULL, &cpus, &n), -ENOENT);
 }
 
-static int setup(void) {
-        return mkdtemp(dir) ? 0 : 99;
-}
-
-static void teardown(void) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-cpulist", setup, teardown)
+TEST_MAIN_IN_DIR("test-cpulist")

@@ -14,11 +14,9 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/test-fileio.XXXXXX";
-
 TEST(small_file_read_whole_or_cut) {
         char path[64], buf[8];
-        snprintf(path, sizeof(path), "%s/small", dir);
+        snprintf(path, sizeof(path), "%s/small", test_dir);
         FILE *f = fopen(path, "we");
         CHECK(f && fputs("hello world\n", f) >= 0 && fclose(f) == 0);
         CHECK_EQ(read_small_file(path, buf, sizeof(buf)), 7);
@@ -29,7 +27,7 @@ TEST(small_file_read_whole_or_cut) {
 
 TEST(write_all_whole_or_says_why) {
         char path[64];
-        snprintf(path, sizeof(path), "%s/written", dir);
+        snprintf(path, sizeof(path), "%s/written", test_dir);
         size_t size = 3u << 20, written = 0;
         char *data = malloc(size);
         CHECK(data != NULL);
@@ -53,7 +51,7 @@ TEST(write_all_whole_or_says_why) {
 
 TEST(lock_held_by_another_process_is_named) {
         char path[64];
-        snprintf(path, sizeof(path), "%s/locked", dir);
+        snprintf(path, sizeof(path), "%s/locked", test_dir);
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         CHECK(fd >= 0);
         int ready[2];
@@ -156,19 +154,4 @@ TEST(open_files_and_rss_follow_the_process) {
         free(touched);
 }
 
-static int setup(void) {
-        if (!mkdtemp(dir)) {
-                perror("mkdtemp");
-                return 1;
-        }
-        return 0;
-}
-
-static void teardown(void) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-fileio", setup, teardown)
+TEST_MAIN_IN_DIR("test-fileio")

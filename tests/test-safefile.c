@@ -19,19 +19,17 @@
 
 #define NOBODY 65534
 
-static char dir[64];
-
 static const char *at(const char *name) {
         static char path[4][4200];
         static unsigned next;
         char *p = path[next++ % 4];
-        snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+        snprintf(p, sizeof(path[0]), "%s/%s", test_dir, name);
         return p;
 }
 
 static unsigned entries(void) {
         unsigned n = 0;
-        _cleanup_(closep) int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(closep) int fd = open(test_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d = fdopendir(TAKE_FD(fd));
         for (struct dirent *de; d && (de = readdir(d));)
                 n += de->d_name[0] != '.' || (de->d_name[1] && de->d_name[1] != '.');
@@ -150,18 +148,4 @@ TEST(dir_links) {
         CHECK_EQ(dir_other_writer(users), NOBODY);
 }
 
-static int setup(void) {
-        snprintf(dir, sizeof(dir), "/tmp/test-safefile.XXXXXX");
-        if (!mkdtemp(dir))
-                return 99;
-        return 0;
-}
-
-static void teardown(void) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-safefile", setup, teardown)
+TEST_MAIN_IN_DIR("test-safefile")

@@ -9,8 +9,6 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/aiotraced-select.XXXXXX";
-
 TEST(cgroup_paths) {
         CHECK(cgroup_path_matches("/system.slice/docker-1.scope", "/system.slice/docker-*.scope"));
         CHECK(cgroup_path_matches("/system.slice/docker-1.scope/init", "/system.slice/docker-*.scope"));
@@ -84,11 +82,11 @@ TEST(self_and_exe) {
 
         /* a copy of "the program" run from a directory: its facts as the /proc link would give them */
         char path[300], other[300], fresh[300];
-        snprintf(path, sizeof(path), "%s/prog", dir);
-        snprintf(other, sizeof(other), "%s/sub", dir);
+        snprintf(path, sizeof(path), "%s/prog", test_dir);
+        snprintf(other, sizeof(other), "%s/sub", test_dir);
         mkdir(other, 0755);
-        snprintf(other, sizeof(other), "%s/sub/prog", dir);
-        snprintf(fresh, sizeof(fresh), "%s/prog.new", dir);
+        snprintf(other, sizeof(other), "%s/sub/prog", test_dir);
+        snprintf(fresh, sizeof(fresh), "%s/prog.new", test_dir);
         FILE *fp = fopen(path, "we");
         fputs("1", fp);
         fclose(fp);
@@ -97,7 +95,7 @@ TEST(self_and_exe) {
         fclose(fp);
         struct stat st, dst;
         CHECK_EQ(stat(path, &st), 0);
-        CHECK_EQ(stat(dir, &dst), 0);
+        CHECK_EQ(stat(test_dir, &dst), 0);
         struct proc_facts run = { .have_exe = true, .exe_dev = st.st_dev, .exe_ino = st.st_ino, .exe_name = "prog",
                                   .dir_dev = dst.st_dev, .dir_ino = dst.st_ino };
         struct watch w = entry(WATCH_KEY_EXE);
@@ -119,7 +117,7 @@ TEST(self_and_exe) {
         CHECK(watch_entry_selects(&w, &run2));
         /* a hard link elsewhere is the same file */
         char link_path[300];
-        snprintf(link_path, sizeof(link_path), "%s/sub/alias", dir);
+        snprintf(link_path, sizeof(link_path), "%s/sub/alias", test_dir);
         CHECK_EQ(link(path, link_path), 0);
         snprintf(run2.exe_name, sizeof(run2.exe_name), "alias");
         run2.dir_ino = 0;
@@ -139,11 +137,11 @@ static void note(void *userdata, const struct watch *w, const char *what) {
 /* What an entry cannot watch now is said, once per entry, with its line. */
 TEST(absent) {
         char path[300], cmd[700];
-        snprintf(cmd, sizeof(cmd), "mkdir -p %s/cg/system.slice/a.service %s/bin", dir, dir);
+        snprintf(cmd, sizeof(cmd), "mkdir -p %s/cg/system.slice/a.service %s/bin", test_dir, test_dir);
         CHECK_EQ(system(cmd), 0);
-        snprintf(path, sizeof(path), "%s/mountinfo", dir);
+        snprintf(path, sizeof(path), "%s/mountinfo", test_dir);
         FILE *f = fopen(path, "we");
-        fprintf(f, "31 24 0:27 / %s/cg rw - cgroup2 cgroup2 rw\n", dir);
+        fprintf(f, "31 24 0:27 / %s/cg rw - cgroup2 cgroup2 rw\n", test_dir);
         fclose(f);
         struct watch list[6] = { entry(WATCH_KEY_UNIT), entry(WATCH_KEY_UNIT), entry(WATCH_KEY_CGROUP),
                                  entry(WATCH_KEY_CGROUP), entry(WATCH_KEY_EXE), entry(WATCH_KEY_EXE) };
@@ -153,8 +151,8 @@ TEST(absent) {
         snprintf(list[1].unit, sizeof(list[1].unit), "later.service");
         snprintf(list[2].cgroup, sizeof(list[2].cgroup), "/system.slice/*.service");
         snprintf(list[3].cgroup, sizeof(list[3].cgroup), "/machine.slice/*");
-        snprintf(list[4].exe, sizeof(list[4].exe), "%s/bin/prog", dir);
-        snprintf(list[5].exe, sizeof(list[5].exe), "%s/nodir/prog", dir);
+        snprintf(list[4].exe, sizeof(list[4].exe), "%s/bin/prog", test_dir);
+        snprintf(list[5].exe, sizeof(list[5].exe), "%s/nodir/prog", test_dir);
         struct notes n = {};
         watch_note_absent(list, 6, path, &(struct watch_report) { note, &n });
         CHECK_STR(n.text, "2: the unit has no cgroup now: it is watched from its start\n"
@@ -170,17 +168,4 @@ TEST(absent) {
                           "nothing\n");
 }
 
-static int setup(void) {
-        if (!mkdtemp(dir))
-                return 99;
-        return 0;
-}
-
-static void teardown(void) {
-        char cmd[400];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-select", setup, teardown)
+TEST_MAIN_IN_DIR("test-select")

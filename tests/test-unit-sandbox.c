@@ -9,11 +9,9 @@
 
 #include "test.h"
 
-static char root[64];
-
 static void put(const char *rel, const char *text) {
         char path[512], cmd[600];
-        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        snprintf(path, sizeof(path), "%s/%s", test_dir, rel);
         snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
         CHECK(system(cmd) == 0);
         FILE *f = fopen(path, "we");
@@ -35,10 +33,10 @@ TEST(shipped_unit) {
         const char *src = getenv("top_srcdir");
         snprintf(in, sizeof(in), "%s/systemd/aiotraced.service.in", src ? src : ".");
         snprintf(cmd, sizeof(cmd), "mkdir -p %s/lib && sed -e 's|@sbindir@|/usr/sbin|g' -e 's|@sysconfdir@|/etc|g' "
-                 "-e 's|@docdir@|/usr/share/doc/aiotraced|g' '%s' >%s/lib/aiotraced.service", root, in, root);
+                 "-e 's|@docdir@|/usr/share/doc/aiotraced|g' '%s' >%s/lib/aiotraced.service", test_dir, in, test_dir);
         CHECK(system(cmd) == 0);
         char lib[128];
-        snprintf(lib, sizeof(lib), "%s/lib", root);
+        snprintf(lib, sizeof(lib), "%s/lib", test_dir);
         const char *dirs[] = { lib, NULL };
         struct unit_sandbox u;
         CHECK_EQ(unit_sandbox_load(dirs, "aiotraced.service", &u), 0);
@@ -65,8 +63,8 @@ TEST(dropins) {
         put("etc/x.service.d/30-home.conf", "[Service]\nProtectHome=yes\nExecStart=\nExecStart=/x -c /etc/b.conf\n");
         put("usr/x.service.d/30-home.conf", "[Service]\nProtectHome=no\n"); /* shadowed */
         char etc[128], usr[128];
-        snprintf(etc, sizeof(etc), "%s/etc", root);
-        snprintf(usr, sizeof(usr), "%s/usr", root);
+        snprintf(etc, sizeof(etc), "%s/etc", test_dir);
+        snprintf(usr, sizeof(usr), "%s/usr", test_dir);
         const char *dirs[] = { etc, usr, NULL };
         struct unit_sandbox u;
         CHECK_EQ(unit_sandbox_load(dirs, "x.service", &u), 0);
@@ -85,18 +83,4 @@ TEST(dropins) {
         CHECK_EQ(unit_sandbox_load(none, "y.service", &u), -ENOENT);
 }
 
-static int setup(void) {
-        snprintf(root, sizeof(root), "/tmp/test-unit-sandbox.XXXXXX");
-        if (!mkdtemp(root))
-                return 99;
-        return 0;
-}
-
-static void teardown(void) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-unit-sandbox", setup, teardown)
+TEST_MAIN_IN_DIR("test-unit-sandbox")

@@ -9,11 +9,9 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/aiotraced-watch.XXXXXX";
-
 static struct config *load(const char *text) {
         char path[256], error[512];
-        snprintf(path, sizeof(path), "%s/w.conf", dir);
+        snprintf(path, sizeof(path), "%s/w.conf", test_dir);
         FILE *f = fopen(path, "we");
         fputs(text, f);
         fclose(f);
@@ -107,7 +105,7 @@ static void report_missing(void *userdata, const struct watch *w, int error) {
 
 TEST(threads_and_forks) {
         char proc[300];
-        snprintf(proc, sizeof(proc), "%s/proc", dir);
+        snprintf(proc, sizeof(proc), "%s/proc", test_dir);
         mkdir(proc, 0755);
         fake_thread(proc, 100, 100);
         fake_thread(proc, 100, 101);
@@ -142,7 +140,7 @@ TEST(threads_and_forks) {
  * gone ones are dropped when collected again. */
 TEST(children) {
         char proc[300];
-        snprintf(proc, sizeof(proc), "%s/proc2", dir);
+        snprintf(proc, sizeof(proc), "%s/proc2", test_dir);
         mkdir(proc, 0755);
         fake_task(proc, 500, 500, 1);
         fake_task(proc, 501, 501, 500);   /* a child */
@@ -225,17 +223,4 @@ TEST(plan) {
         config_free(c);
 }
 
-static int setup(void) {
-        if (!mkdtemp(dir))
-                return 99;
-        return 0;
-}
-
-static void teardown(void) {
-        char cmd[400];
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        if (system(cmd) != 0)
-                test_failures++;
-}
-
-TEST_MAIN_WITH("test-watch", setup, teardown)
+TEST_MAIN_IN_DIR("test-watch")

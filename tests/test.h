@@ -75,6 +75,23 @@ static inline int tests_run(const char *program, int (*setup)(void), void (*tear
                 return tests_run(program, setup, teardown); \
         }
 
+/* A scratch directory of the program's own, test_dir: made before its cases, removed whole after. */
+static char test_dir[32];
+
+static inline int test_dir_make(void) {
+        snprintf(test_dir, sizeof(test_dir), "/tmp/aiotraced-test.XXXXXX");
+        return mkdtemp(test_dir) ? 0 : 99;
+}
+
+static inline void test_dir_remove(void) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", test_dir);
+        if (system(cmd) != 0)
+                test_failures++;
+}
+
+#define TEST_MAIN_IN_DIR(program) TEST_MAIN_WITH(program, test_dir_make, test_dir_remove)
+
 /* Run one case: its name, then ok or FAIL. */
 #define RUN(fn)                                                                              \
         do {                                                                                 \
