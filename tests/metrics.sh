@@ -11,6 +11,19 @@ exporter=$(command -v prometheus-node-exporter) ||
 
 mkdir -p "$T/w" "$T/textfile"
 prom="$T/textfile/aiotraced.prom"
+scrape() { # OUT [COMMAND...]: node_exporter's textfile collector of $T/textfile, run under COMMAND, scraped once
+        local out=$1 port=$((20000 + RANDOM % 20000)) pid
+        shift
+        "$@" "$exporter" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults --collector.textfile \
+                --collector.textfile.directory="$T/textfile" >"$out.log" 2>&1 &
+        pid=$!
+        for _ in $(seq 100); do
+                curl -sf "http://127.0.0.1:$port/metrics" >"$out" 2>/dev/null && break
+                sleep 0.05
+        done
+        kill "$pid"
+        wait "$pid" 2>/dev/null
+}
 conf() { # SUMMARY_INTERVAL
         write_config "$T/m.conf" 'watch = ( { comm = "aio-metrics"; } );' 'drain_interval_ms = 5;' \
                 'records = [ "syscalls", "requests", "summary" ];' "summary_interval = $1;" \
@@ -60,17 +73,8 @@ sys.exit(1 if back or not any('_total' in k and '"aio-metrics"' in k for k in a)
 EOF
 
 echo "== node_exporter's textfile collector serves it"
-port=$((20000 + RANDOM % 20000))
-"$exporter" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults --collector.textfile \
-        --collector.textfile.directory="$T/textfile" >"$T/exporter.log" 2>&1 &
-exporter_pid=$!
-for _ in $(seq 100); do
-        curl -sf "http://127.0.0.1:$port/metrics" >"$T/scraped" 2>/dev/null && break
-        sleep 0.05
-done
-kill "$exporter_pid"
-wait "$exporter_pid" 2>/dev/null
-grep -q '^node_textfile_scrape_error 0$' "$T/scraped" || { cat "$T/exporter.log"; fail "the collector had an error"; }
+scrape "$T/scraped"
+grep -q '^node_textfile_scrape_error 0$' "$T/scraped" || { cat "$T/scraped.log"; fail "the collector had an error"; }
 for name in aiotraced_requests_submitted_total aiotraced_requests_completed_total aiotraced_read_bytes_total \
         aiotraced_request_latency_seconds_bucket aiotraced_records_read_total aiotraced_ring_memory_bytes; do
         want=$(grep -c "^$name[{ ]" "$prom")
@@ -116,19 +120,9 @@ if getent group prometheus >/dev/null; then
         setpriv --reuid=prometheus --regid=prometheus --init-groups cat "$prom" >/dev/null ||
                 fail "node_exporter's user cannot read it"
         # node_exporter as Debian's package runs it, as its own user
-        port=$((20000 + RANDOM % 20000))
-        setpriv --reuid=prometheus --regid=prometheus --init-groups "$exporter" --web.listen-address="127.0.0.1:$port" \
-                --collector.disable-defaults --collector.textfile --collector.textfile.directory="$T/textfile" \
-                >"$T/exporter2.log" 2>&1 &
-        exporter_pid=$!
-        for _ in $(seq 100); do
-                curl -sf "http://127.0.0.1:$port/metrics" >"$T/scraped2" 2>/dev/null && break
-                sleep 0.05
-        done
-        kill "$exporter_pid"
-        wait "$exporter_pid" 2>/dev/null
+        scrape "$T/scraped2" setpriv --reuid=prometheus --regid=prometheus --init-groups
         grep -q '^node_textfile_scrape_error 0$' "$T/scraped2" && grep -q '^aiotraced_records_read_total' "$T/scraped2" ||
-                { cat "$T/exporter2.log"; fail "node_exporter, as its own user, does not serve the file"; }
+                { cat "$T/scraped2.log"; fail "node_exporter, as its own user, does not serve the file"; }
 fi
 as_nobody cat "$prom" >/dev/null 2>&1 && fail "another user reads the metrics"
 stop_daemon "$T/own.out"
