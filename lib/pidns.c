@@ -33,24 +33,25 @@ int nspid_parse(const char *status, uint32_t *ret_innermost, unsigned *ret_count
         return 0;
 }
 
-static int read_status(const char *proc_root, const char *who, char *buf, size_t size) {
-        char path[128];
+/* The NSpid line of /proc/WHO/status: the innermost pid and how many namespaces deep it is. */
+static int status_nspid(const char *proc_root, const char *who, uint32_t *ret_innermost, unsigned *ret_count) {
+        char path[128], status[8192];
         snprintf(path, sizeof(path), "%s/%s/status", proc_root, who);
-        ssize_t n = read_small_file(path, buf, size);
-        return n < 0 ? (int) n : 0;
+        ssize_t n = read_small_file(path, status, sizeof(status));
+        if (n < 0)
+                return (int) n;
+        return nspid_parse(status, ret_innermost, ret_count);
 }
 
 int pidns_of_self(const char *proc_root, struct pidns *ret) {
-        char path[128], status[8192];
+        char path[128];
         struct stat st;
         snprintf(path, sizeof(path), "%s/self/ns/pid", proc_root);
         if (stat(path, &st) < 0)
                 return -errno;
-        int r = read_status(proc_root, "self", status, sizeof(status));
         uint32_t pid;
         unsigned levels;
-        if (r >= 0)
-                r = nspid_parse(status, &pid, &levels);
+        int r = status_nspid(proc_root, "self", &pid, &levels);
         if (r < 0)
                 return r;
         *ret = (struct pidns) { .dev = st.st_dev, .ino = st.st_ino, .level = levels - 1 };
@@ -58,13 +59,11 @@ int pidns_of_self(const char *proc_root, struct pidns *ret) {
 }
 
 int proc_ns_pid(const char *proc_root, uint32_t pid, uint32_t *ret) {
-        char who[16], status[8192];
+        char who[16];
         snprintf(who, sizeof(who), "%u", pid);
-        int r = read_status(proc_root, who, status, sizeof(status));
         uint32_t innermost;
         unsigned levels;
-        if (r >= 0)
-                r = nspid_parse(status, &innermost, &levels);
+        int r = status_nspid(proc_root, who, &innermost, &levels);
         if (r < 0)
                 return r;
         *ret = innermost;
