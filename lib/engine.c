@@ -338,7 +338,7 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 .pid = u.pid, .tid = u.tid, .comm = c ? c->comm : NULL, .ring = u.ring, .req = u.req,
                 .user_data = u.user_data, .time = s->time, .opcode = opcode, .details = details,
                 .nbytes_known = details && (!vectored || (c->flags & CAPTURE_URING_F_BYTES)), .fixed_file = c && (c->flags & CAPTURE_URING_F_FIXED_FILE),
-                .no_file = !c || !has_file, .failed = failed, .cqe_skip = u.cqe_skip,
+                .no_file = !c || !has_file, .failed = failed, .cqe_skip = u.cqe_skip, .linked = u.linked,
                 .fd = c ? c->fd : 0, .off = c ? (int64_t) c->off : 0,
                 .len = !c ? 0 : vectored && (c->flags & CAPTURE_URING_F_BYTES) ? c->bytes : c->len,
                 /* RWF_* where the op has them; an fsync's are its own (IORING_FSYNC_DATASYNC) */

@@ -26,6 +26,7 @@ struct proc {
         struct inflight_owner aio, uring; /* its requests in each source's table */
         uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
         uint64_t unidentified; /* completions that could not be read: explains requests never seen reaped */
+        uint64_t link_ring, link_req; /* io_uring: the last request submitted with IOSQE_IO_LINK, and its ring */
         bool reaps_by_call; /* io_getevents returned completions of it: one seen reaped in the ring may be in one */
         uint32_t n_done_in_ring; /* of its AIO requests: completed, seen in the ring, waiting to be known reaped */
         uint64_t interval_start;

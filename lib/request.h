@@ -77,6 +77,7 @@ struct request {
         bool no_offset;     /* io_uring: the op's offset was not read */
         bool submit_failed; /* io_uring: failed before it was submitted (io_uring_req_failed) */
         bool cqe_skip;      /* io_uring: IOSQE_CQE_SKIP_SUCCESS: a CQE comes only if it fails */
+        uint64_t link_prev; /* io_uring: the request before it in a link chain (0: none), done once it begins */
         uint8_t cq_overflow; /* io_uring: its completion found the CQ ring full: CQ_OVERFLOW_* */
         uint16_t opcode;    /* IOCB_CMD_*, or io_uring's as uring_request_opcode() says */
         int16_t reqprio;

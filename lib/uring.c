@@ -79,8 +79,11 @@ int uring_event_parse(const uint8_t *raw, size_t raw_size, const struct event_de
                 u.req = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
                 u.user_data = load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
                 u.opcode = (uint8_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
-                /* the request's flags begin with the SQE's: IOSQE_CQE_SKIP_SUCCESS is bit 6 */
-                u.cqe_skip = load_field(raw, raw_size, d->args[4].offset, d->args[4].size) & (1u << 6);
+                /* the request's flags begin with the SQE's: IOSQE_IO_LINK bit 2, IOSQE_IO_HARDLINK 3,
+                 * IOSQE_CQE_SKIP_SUCCESS 6 */
+                uint64_t flags = load_field(raw, raw_size, d->args[4].offset, d->args[4].size);
+                u.linked = flags & (3u << 2);
+                u.cqe_skip = flags & (1u << 6);
                 u.sq_thread = load_field(raw, raw_size, d->args[5].offset, d->args[5].size) != 0;
                 break;
         case EVENT_URING_COMPLETE:

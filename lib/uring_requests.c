@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "uring_requests.h"
 
+#include <errno.h>
+
 #include "util.h"
 
 #define NIL INFLIGHT_NIL
 
 /* The same request again while one is in flight: the kernel reuses its requests once they completed, so the
  * completion in between was not seen; or, for one that asked for none on success (IOSQE_CQE_SKIP_SUCCESS),
- * there was none: it completed, with no result to say (a failure would have posted one). */
-static void end_resubmitted(struct tracker *t, struct proc *p, uint32_t n, uint64_t time) {
+ * there was none: it completed, with no result to say (a failure would have posted one).  So too for one
+ * whose successor in a link chain completed (not cancelled): it began only once this one succeeded. */
+static void end_unposted(struct tracker *t, struct proc *p, uint32_t n, uint64_t time) {
         struct request *old = tracker_pending(t);
         if (!old)
                 return;
@@ -26,6 +29,18 @@ static void end_resubmitted(struct tracker *t, struct proc *p, uint32_t n, uint6
         tracker_account(t, p, old);
 }
 
+#define LINK_CHAIN_MAX 64 /* how far back a completion ends the requests before it that posted nothing */
+
+static void end_link_chain(struct tracker *t, struct proc *p, uint64_t ring, uint64_t prev, uint64_t time) {
+        for (unsigned i = 0; prev && i < LINK_CHAIN_MAX; i++) {
+                uint32_t n = inflight_find(&t->uring, p->pid, ring, prev);
+                if (n == NIL || !inflight_request(&t->uring, n)->cqe_skip)
+                        return;
+                prev = inflight_request(&t->uring, n)->link_prev;
+                end_unposted(t, p, n, time);
+        }
+}
+
 void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation) {
         struct proc *p = tracker_proc(t, u->pid, u->comm, u->time);
         if (!p)
@@ -34,7 +49,7 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
         p->iv.submitted_io_uring++;
         uint32_t n = inflight_find(&t->uring, u->pid, u->ring, u->req);
         if (n != NIL)
-                end_resubmitted(t, p, n, u->time);
+                end_unposted(t, p, n, u->time);
         if (!tracker_make_room(t, p, &t->uring, u->time)) {
                 p->forgotten++;
                 return;
@@ -48,6 +63,11 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
                 .offset = u->details ? u->off : 0,
                 .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
         };
+        /* in a link chain, it begins once the one before it is done */
+        if (p->link_req && p->link_ring == u->ring)
+                r->link_prev = p->link_req;
+        p->link_ring = u->ring;
+        p->link_req = u->linked ? u->req : 0;
         if (proc_in_flight(p) > p->iv.inflight_max)
                 p->iv.inflight_max = proc_in_flight(p);
         /* a registered file's index names no fd of the process: its path is not looked up */
@@ -110,8 +130,11 @@ void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint
          * notification, which ends it, by a request of the kernel's own: both are found by user_data */
         bool by_data = !req || (cflags & IORING_CQE_F_NOTIF);
         uint32_t n = !p ? NIL : by_data ? find_by_data(t, p, ring, user_data) : inflight_find(&t->uring, pid, ring, req);
+        uint64_t link_prev = n != NIL ? inflight_request(&t->uring, n)->link_prev : 0;
         uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : req, user_data, res,
                   cflags, 0, time);
+        if (link_prev && res != -ECANCELED)
+                end_link_chain(t, p, ring, link_prev, time);
 }
 
 void uring_requests_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,

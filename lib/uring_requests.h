@@ -28,6 +28,7 @@ struct uring_submit {
         bool no_file;
         bool failed; /* failed before it was submitted: its details are the SQE's */
         bool cqe_skip; /* IOSQE_CQE_SKIP_SUCCESS: no CQE if it succeeds */
+        bool linked;   /* IOSQE_IO_LINK or _HARDLINK: the next request of the ring begins once it is done */
         uint32_t fd;
         int64_t off;
         uint64_t len;

@@ -55,7 +55,7 @@ def main():
             if not w['done']:  # in flight when the process was killed
                 eq(f'{where} request', (g['request'], g.get('end')), ('abandoned', 'process exit'))
                 continue
-            if w.get('no_cqe'):  # IOSQE_CQE_SKIP_SUCCESS: completed, said once its request was reused
+            if w.get('no_cqe'):  # IOSQE_CQE_SKIP_SUCCESS: completed, said once the next of its link chain completed
                 eq(f'{where} request', (g['request'], g.get('end'), 'res' in g, 'latency_nsec' in g),
                    ('completed', 'no CQE asked', False, False))
             else:

@@ -497,17 +497,29 @@ TEST(uring_cqe_skip_success) {
         CHECK_EQ(got[2].kind, REQ_COMPLETED);
         CHECK_EQ(got[2].res, -5);
         CHECK_EQ(got[2].end, END_REAPED);
+        /* linked before another, which completes: it began only once this one had succeeded */
+        u.req = 0xc0, u.user_data = 15, u.linked = true;
+        uring_requests_submit(&t, &u, 0);
+        u.req = 0xc8, u.user_data = 16, u.linked = false, u.cqe_skip = false;
+        uring_requests_submit(&t, &u, 0);
+        uring_requests_complete(&t, 300, 301, 0x1a1a, 0xc8, 16, 4096, 0, 4500);
+        tracker_flush(&t);
+        CHECK_EQ(n_got, 5);
+        CHECK_EQ(got[3].data, 16);
+        CHECK_EQ(got[4].data, 15);
+        CHECK_EQ(got[4].kind, REQ_COMPLETED);
+        CHECK_EQ(got[4].end, END_NO_CQE);
         /* in flight at the process's end */
-        u.req = 0xb0, u.user_data = 14;
+        u.req = 0xb0, u.user_data = 14, u.cqe_skip = true;
         uring_requests_submit(&t, &u, 0);
         n_sums = 0;
         tracker_process_end(&t, 300, 5000, END_EXIT);
-        CHECK_EQ(n_got, 4);
-        CHECK_EQ(got[3].kind, REQ_UNKNOWN);
-        CHECK_EQ(got[3].end, END_NO_CQE);
-        /* the summary counts the first as completed */
+        CHECK_EQ(n_got, 6);
+        CHECK_EQ(got[5].kind, REQ_UNKNOWN);
+        CHECK_EQ(got[5].end, END_NO_CQE);
+        /* the summary counts the reused one and the linked one as completed */
         CHECK(n_sums >= 1);
-        CHECK_EQ(sums[0].completed[IOCB_CMD_PWRITE], 3);
+        CHECK_EQ(sums[0].completed[IOCB_CMD_PWRITE], 5);
         CHECK_EQ(sums[0].unknown, 1);
         tracker_done(&t);
 }

@@ -254,8 +254,8 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 1);
         reap(&ring, 1);
-        /* a write that asks for no CQE if it succeeds, and succeeds: none comes (the next request, reaped,
-         * says it is done: the kernel completes in order here, the file being the same) */
+        /* a write that asks for no CQE if it succeeds, and succeeds: none comes; the read linked after it,
+         * completed, says it is done */
         sqe = sqe_for(&ring, "pwrite", fa, false, a, 0, 512);
         io_uring_prep_write(sqe, fa, buf[6], 512, 0);
         sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
