@@ -108,7 +108,19 @@ struct io_kiocb {
         void *async_data;
 } __attribute__((preserve_access_index));
 struct kiocb {
+        struct file *ki_filp;
         long long ki_pos;
+        void *ki_complete;
+} __attribute__((preserve_access_index));
+/* AIO's request (fs/aio.c): its kiocb first, and the event it will complete with, whose obj is the user's
+ * iocb */
+struct io_event___k {
+        __u64 data;
+        __u64 obj;
+} __attribute__((preserve_access_index));
+struct aio_kiocb {
+        struct kiocb rw;
+        struct io_event___k ki_res;
 } __attribute__((preserve_access_index));
 struct io_rw {
         struct kiocb kiocb;
@@ -215,6 +227,7 @@ struct thread_state {
         __u32 watched;
         __u32 verdict_valid;
         __u32 uid;
+        __u32 sc; /* the call in progress, with args_valid */
         __u64 cgroup_id;
         __u64 by_call_ctx; /* the context whose ring this thread last marked as reaped by io_getevents */
         char comm[GLOB_COMM_SIZE];
@@ -262,7 +275,7 @@ struct scratch {
         struct build b;
         struct glob_state g;
         struct lookup_keys k;
-        struct capture_file files[CAPTURE_MAX_ITEMS];
+        struct capture_iocb_file files[CAPTURE_MAX_ITEMS];
         __u8 buf[SCRATCH_SIZE];
 };
 
@@ -656,6 +669,7 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
                 ts->enter_time = bpf_ktime_get_ns();
                 ts->enter_cpu = l.cpu;
                 ts->args_valid = 1;
+                ts->sc = (__u32) sc;
                 return NEUTRAL;
         }
         struct scratch *s = record_begin(&l, ts);
@@ -831,6 +845,21 @@ static __always_inline __u32 put_array(struct loop_ctx *l, struct scratch *s, __
         return seg->valid;
 }
 
+/* The (mnt_id, ino) of an open file, as fdinfo shows them; 0 if it cannot be read. */
+static __always_inline int identity_of(struct file *f, __u32 *ret_mnt_id, __u64 *ret_ino) {
+        unsigned long ino = BPF_CORE_READ(f, f_inode, i_ino);
+        struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+        int mnt_id = 0;
+        /* real_mount(): the vfsmount sits inside its struct mount */
+        if (!mnt || bpf_probe_read_kernel(&mnt_id, sizeof(mnt_id),
+                                          (__u8 *) mnt - bpf_core_field_offset(struct mount, mnt) +
+                                                  bpf_core_field_offset(struct mount, mnt_id)) != 0)
+                return 0;
+        *ret_mnt_id = (__u32) mnt_id;
+        *ret_ino = ino;
+        return 1;
+}
+
 /* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none. */
 static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
         ret->fd = fd;
@@ -849,19 +878,61 @@ static __always_inline void file_identity(struct scratch *s, __u32 fd, struct ca
         struct file *f = 0;
         if (!fds || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) != 0 || !f)
                 return;
-        unsigned long ino = BPF_CORE_READ(f, f_inode, i_ino);
-        struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
-        int mnt_id = 0;
-        /* real_mount(): the vfsmount sits inside its struct mount */
-        if (!mnt || bpf_probe_read_kernel(&mnt_id, sizeof(mnt_id),
-                                          (__u8 *) mnt - bpf_core_field_offset(struct mount, mnt) +
-                                                  bpf_core_field_offset(struct mount, mnt_id)) != 0)
+        __u32 mnt_id;
+        __u64 ino;
+        if (!identity_of(f, &mnt_id, &ino))
                 return;
-        ret->mnt_id = (__u32) mnt_id;
+        ret->mnt_id = mnt_id;
         ret->ino = ino;
         s->b.last_fd = fd;
         s->b.last_mnt_id = ret->mnt_id;
         s->b.last_ino = ino;
+}
+
+/* What the kernel itself used for a direct read or write through iomap, during the call (the file, offset and
+ * length of its own copy of the iocb), by (thread, user iocb): the iocb's memory may say otherwise by the exit,
+ * if another thread wrote it meanwhile.  LRU: a view the exit never took (its call's record lost) goes. */
+struct kview_key {
+        __u32 tid;
+        __u32 pad;
+        __u64 iocb;
+};
+struct kview {
+        __u32 mnt_id;
+        __u32 pad;
+        __u64 ino;
+        __s64 pos;
+        __u64 count;
+};
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 4096);
+        __type(key, struct kview_key);
+        __type(value, struct kview);
+} kviews SEC(".maps");
+
+#define IOCB_OFFSET_OFFSET 40 /* aio_offset */
+
+/* The iocb as the exit reads it, against the kernel's own view of it where there is one: the same, or the
+ * kernel's file, offset and length instead. */
+static __always_inline void kernel_view(struct capture_iocb_file *cf, __u64 iocb, const __u8 *cb, int vectored) {
+        struct kview_key key = { .tid = (__u32) bpf_get_current_pid_tgid(), .iocb = iocb };
+        struct kview *v = bpf_map_lookup_elem(&kviews, &key);
+        if (!v)
+                return;
+        int same = v->mnt_id == cf->file.mnt_id && v->ino == cf->file.ino &&
+                   v->pos == *(__s64 *) (cb + IOCB_OFFSET_OFFSET) &&
+                   (vectored || v->count == *(__u64 *) (cb + IOCB_NBYTES_OFFSET));
+        if (same)
+                cf->flags = CAPTURE_IOCB_KERNEL_SAME;
+        else {
+                cf->flags = CAPTURE_IOCB_KERNEL_OTHER;
+                cf->file.mnt_id = v->mnt_id;
+                cf->file.ino = v->ino;
+                cf->kernel_pos = v->pos;
+                cf->kernel_count = v->count;
+        }
+        bpf_map_delete_elem(&kviews, &key);
 }
 
 /* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names. */
@@ -870,10 +941,12 @@ static long iocb_step(__u32 i, void *ctx) {
         if (!s || i >= s->b.n || (i + 1) * 8 > s->b.ptrs_valid)
                 return 1;
         __u64 ptr = *(__u64 *) (s->buf + ((s->b.ptrs_off + i * 8) & (OFF_LIMIT - 1)));
-        struct capture_file *file = &s->files[i & (CAPTURE_MAX_ITEMS - 1)];
+        struct capture_iocb_file *cf = &s->files[i & (CAPTURE_MAX_ITEMS - 1)];
+        struct capture_file *file = &cf->file;
         file->fd = ~0u;
         file->mnt_id = 0;
         file->ino = 0;
+        cf->flags = 0;
         s->b.n_files = i + 1;
         if (ptr == 0)
                 return 0;
@@ -886,6 +959,7 @@ static long iocb_step(__u32 i, void *ctx) {
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
         file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file);
         __u16 opcode = *(__u16 *) (cb + IOCB_OPCODE_OFFSET);
+        kernel_view(cf, ptr, cb, opcode <= AIO_OPCODE_MAX && aio_vectored[opcode]);
         if (opcode > AIO_OPCODE_MAX || !aio_vectored[opcode])
                 return 0;
         __u64 iov = *(__u64 *) (cb + IOCB_BUF_OFFSET), n_iov = *(__u64 *) (cb + IOCB_NBYTES_OFFSET);
@@ -928,7 +1002,7 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
 /* The file table io_submit's iocbs named, after every segment; without room for it, the paths are only looked up
  * afterwards. */
 static __always_inline void put_files(struct scratch *s) {
-        __u32 off = s->b.off, size = s->b.n_files * sizeof(struct capture_file);
+        __u32 off = s->b.off, size = s->b.n_files * sizeof(struct capture_iocb_file);
         if (size == 0 || size > sizeof(s->files) || off + size > CAPTURE_MAX_BYTES) {
                 s->b.n_files = 0;
                 return;
@@ -1221,6 +1295,24 @@ __u64 cgroups_made = 0;
 SEC("tp_btf/cgroup_mkdir")
 int cgroup_made(__u64 *ctx __attribute__((unused))) {
         __sync_fetch_and_add(&cgroups_made, 1);
+        return 0;
+}
+
+/* A direct read or write through iomap (ext4, xfs, btrfs...) begins: if it is one of an io_submit of a
+ * watched thread (the kiocb an aio_kiocb's), what the kernel took of the iocb, for the exit to check. */
+SEC("tp_btf/iomap_dio_rw_begin")
+int aio_dio_begin(__u64 *ctx) {
+        struct kiocb *k = (struct kiocb *) ctx[0];
+        struct iov_iter *iter = (struct iov_iter *) ctx[1];
+        struct thread_state *ts = thread_state_if_any();
+        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT || !BPF_CORE_READ(k, ki_complete))
+                return 0;
+        struct aio_kiocb *req = (struct aio_kiocb *) k; /* its kiocb is its first member */
+        struct kview_key key = { .tid = (__u32) bpf_get_current_pid_tgid(), .iocb = BPF_CORE_READ(req, ki_res.obj) };
+        struct kview v = { .pos = BPF_CORE_READ(k, ki_pos), .count = BPF_CORE_READ(iter, count) };
+        if (!identity_of(BPF_CORE_READ(k, ki_filp), &v.mnt_id, &v.ino))
+                return 0;
+        bpf_map_update_elem(&kviews, &key, &v, BPF_ANY);
         return 0;
 }
 

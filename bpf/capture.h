@@ -64,7 +64,7 @@ _Static_assert(__builtin_offsetof(struct iocb, aio_buf) == IOCB_BUF_OFFSET, "aio
 _Static_assert(__builtin_offsetof(struct iocb, aio_nbytes) == IOCB_NBYTES_OFFSET, "aio_nbytes offset");
 
 #define CAPTURE_MAGIC 0x41494f43u /* "COIA" little-endian: a capture follows */
-#define CAPTURE_VERSION 2
+#define CAPTURE_VERSION 3
 
 /* common fields (8), __syscall_nr (4, then 4 of padding), ret (8): what every sys_exit_* format says here */
 #define CAPTURE_EXIT_RAW_SIZE 24
@@ -118,6 +118,19 @@ struct capture_file {
         capture_u32 fd;
         capture_u32 mnt_id; /* 0: not known (no such fd, or the program could not read it) */
         capture_u64 ino;
+};
+
+/* An iocb's file as the exit found it, and where the kernel said what it used itself (a direct read or
+ * write through iomap): the same, or another file, offset or length, then in file, kernel_pos and
+ * kernel_count (another thread wrote the iocb during the call). */
+#define CAPTURE_IOCB_KERNEL_SAME 0x1
+#define CAPTURE_IOCB_KERNEL_OTHER 0x2
+struct capture_iocb_file {
+        struct capture_file file;
+        capture_u32 flags;
+        capture_u32 reserved;
+        capture_u64 kernel_pos;
+        capture_u64 kernel_count;
 };
 
 struct capture_segment {

@@ -29,6 +29,7 @@ struct bpf_capture {
         struct bpf_link *fork_link;         /* follows children */
         struct bpf_link *exit_group_link;   /* the AIO rings' last completions */
         struct bpf_link *cgroup_link;       /* counts cgroups made: NULL, the tree is looked at every time */
+        struct bpf_link *dio_link;          /* the kernel's own view of an iocb on direct I/O (iomap): NULL, none */
         uint64_t cgroups_seen;              /* made when the tree was last looked at */
         unsigned cgroup_looks;
         size_t n_events;
@@ -96,6 +97,8 @@ static bool program_wanted(const struct event_table *t, const char *name) {
         char want[64];
         if (strcmp(name, "proc_fork") == 0 || strcmp(name, "proc_exit_group") == 0 || strcmp(name, "cgroup_made") == 0)
                 return true; /* follows children; the AIO rings at exit; counts cgroups made: no event of the table */
+        if (strcmp(name, "aio_dio_begin") == 0) /* where the kernel has the tracepoint (iomap) */
+                return libbpf_find_vmlinux_btf_id("iomap_dio_rw_begin", BPF_TRACE_RAW_TP) >= 0;
         for (size_t k = 0; k < t->n_events; k++) {
                 program_name(&t->events[k], want, sizeof(want));
                 if (strcmp(want, name) == 0)
@@ -299,6 +302,7 @@ void bpf_capture_free(struct bpf_capture *c) {
         bpf_link__destroy(c->fork_link);
         bpf_link__destroy(c->exit_group_link);
         bpf_link__destroy(c->cgroup_link);
+        bpf_link__destroy(c->dio_link);
         capture__destroy(c->skel);
         free(c->percpu);
         free(c);
@@ -346,6 +350,9 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
         /* Without it (an old kernel) cgroups made later are looked for at every look, a second apart. */
         if (!c->cgroup_link)
                 c->cgroup_link = bpf_program__attach(c->skel->progs.cgroup_made);
+        /* Without it, an iocb written during its call by another thread goes unseen on direct I/O too. */
+        if (!c->dio_link && bpf_program__autoload(c->skel->progs.aio_dio_begin))
+                c->dio_link = bpf_program__attach(c->skel->progs.aio_dio_begin);
         return 0;
 }
 

@@ -32,6 +32,13 @@ struct iocb_info {
         bool file_known;
         uint32_t file_mnt_id;
         uint64_t file_ino;
+        /* the kernel's own view of it (a direct read or write through iomap): the same as the iocb's memory
+         * after the call, or not (written by another thread during the call): then the kernel's file (above),
+         * offset and bytes */
+        bool kernel_same;
+        bool kernel_other;
+        int64_t kernel_offset;
+        uint64_t kernel_nbytes;
 };
 
 struct event_info {

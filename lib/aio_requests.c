@@ -47,7 +47,17 @@ static void fill_submit(struct tracker *t, struct request *r, const struct aio_c
         r->fd = cb->fd;
         r->path = NULL;
         r->path_state = PATH_NONE;
-        if (t->opt.paths) {
+        if (cb->kernel_other) {
+                /* the iocb was written during the call: what the kernel used, and its file by identity alone (no
+                 * fd of the process is known to name it) */
+                r->iocb_changed = true;
+                r->offset = cb->kernel_offset;
+                r->nbytes = cb->kernel_nbytes;
+                r->nbytes_known = true;
+                if (t->opt.paths)
+                        fdpath_of_identity(&t->paths, call->pid, cb->file_mnt_id, cb->file_ino, generation, &r->path,
+                                           &r->path_state);
+        } else if (t->opt.paths) {
                 struct capture_file f = { .fd = cb->fd, .mnt_id = cb->file_mnt_id, .ino = cb->file_ino };
                 fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &r->path,
                               &r->path_state);

@@ -200,13 +200,17 @@ static void augment_submit(struct call_ctx *c, struct aio_call *call) {
                 read_chunks(c, call, c->chunks, n_chunks);
         for (unsigned k = 0; k < n_chunks; k++) {
                 struct iocb_info *cb = &call->iocbs[owner[k]];
-                struct capture_file f;
+                struct capture_iocb_file f;
                 if (c->chunks[k].state == MEM_OK) {
                         iocb_decode(cb, c->chunks[k].buf);
-                        if (c->capture && capture_view_file(c->capture, owner[k], &f) && f.fd == cb->fd) {
+                        if (c->capture && capture_view_file(c->capture, owner[k], &f) && f.file.fd == cb->fd) {
                                 cb->file_known = true;
-                                cb->file_mnt_id = f.mnt_id;
-                                cb->file_ino = f.ino;
+                                cb->file_mnt_id = f.file.mnt_id;
+                                cb->file_ino = f.file.ino;
+                                cb->kernel_same = f.flags & CAPTURE_IOCB_KERNEL_SAME;
+                                cb->kernel_other = f.flags & CAPTURE_IOCB_KERNEL_OTHER;
+                                cb->kernel_offset = (int64_t) f.kernel_pos;
+                                cb->kernel_nbytes = f.kernel_count;
                         }
                 } else {
                         cb->state = c->chunks[k].state;

@@ -35,7 +35,7 @@ int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, 
         const uint8_t *files = NULL;
         if (h.n_files) {
                 if (h.n_files > CAPTURE_MAX_ITEMS || h.files_off < off || h.files_off % 8 ||
-                    h.files_off > size || (size - h.files_off) / sizeof(struct capture_file) < h.n_files)
+                    h.files_off > size || (size - h.files_off) / sizeof(struct capture_iocb_file) < h.n_files)
                         return -EBADMSG;
                 files = data + h.files_off;
         }
@@ -88,12 +88,12 @@ void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size
                 fill_one(v, &chunks[i]);
 }
 
-bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_file *ret) {
+bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_iocb_file *ret) {
         if (i >= v->n_files)
                 return false;
-        struct capture_file f;
+        struct capture_iocb_file f;
         memcpy(&f, v->files + (size_t) i * sizeof(f), sizeof(f));
-        if (f.mnt_id == 0)
+        if (f.file.mnt_id == 0)
                 return false;
         *ret = f;
         return true;

@@ -16,7 +16,7 @@ struct capture_view {
         uint32_t n_segments;
         uint16_t flags;
         char comm[16]; /* NUL-terminated */
-        const uint8_t *files; /* io_submit: n_files struct capture_file, by iocb index */
+        const uint8_t *files; /* io_submit: n_files struct capture_iocb_file, by iocb index */
         uint32_t n_files;
         /* flags & CAPTURE_F_ENTER: the call's enter */
         uint32_t enter_cpu;
@@ -35,8 +35,9 @@ int capture_view_parse(const uint8_t *raw, size_t raw_size, size_t record_size, 
  * MEM_NOT_READ / MEM_NOT_CAPTURED where the program did not capture it (a bound, or no arguments kept). */
 void capture_view_fill(struct capture_view *v, struct remote_chunk *chunks, size_t n);
 
-/* The open file iocb i's fd named during the call; false when the capture does not know it. */
-bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_file *ret);
+/* The open file iocb i's fd named during the call, and what the kernel said it used itself; false when the
+ * capture does not know it. */
+bool capture_view_file(const struct capture_view *v, unsigned i, struct capture_iocb_file *ret);
 
 /* The completions captured from ctx's AIO ring (CAPTURE_F_RING), in ring order, at most max, each with whether
  * the ring's head had passed it when it was captured (reaped): how many. */

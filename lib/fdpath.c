@@ -30,6 +30,7 @@ const char *path_state_name(enum path_state s) {
                 [PATH_NONE] = "not looked up", [PATH_OK] = "ok", [PATH_UNVERIFIED] = "unverified",
                 [PATH_REUSED] = "fd reused", [PATH_GONE] = "fd closed", [PATH_DENIED] = "permission denied",
                 [PATH_NOT_FD] = "not an fd", [PATH_TOO_LONG] = "name too long",
+                [PATH_NOT_KNOWN] = "file not seen under a path",
         };
         return s < _PATH_STATE_MAX ? names[s] : "?";
 }
@@ -151,6 +152,19 @@ static bool answer_holds(const struct fdpath_cache *c, uint32_t pid, const struc
 
 static enum path_state state_of_error(int r) {
         return r == -EACCES || r == -EPERM ? PATH_DENIED : r == -ENAMETOOLONG ? PATH_TOO_LONG : PATH_GONE;
+}
+
+void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, uint64_t ino, uint64_t generation,
+                        struct path_str **ret_path, enum path_state *ret_state) {
+        struct fdpath_file *f = file_slot(c, mnt_id, ino);
+        if (f->path && f->mnt_id == mnt_id && f->ino == ino &&
+            answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation)) {
+                *ret_path = path_str_ref(f->path);
+                *ret_state = PATH_OK;
+                return;
+        }
+        *ret_path = NULL;
+        *ret_state = PATH_NOT_KNOWN;
 }
 
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,

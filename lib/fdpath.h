@@ -29,6 +29,7 @@ enum path_state {
         PATH_DENIED,     /* not allowed to look */
         PATH_NOT_FD,     /* negative: no process has such an fd (the request fails with EBADF) */
         PATH_TOO_LONG,   /* longer than PATH_MAX: /proc cannot give it */
+        PATH_NOT_KNOWN,  /* a file known by its identity alone, never seen under a path */
         _PATH_STATE_MAX,
 };
 
@@ -70,6 +71,10 @@ void fdpath_cache_done(struct fdpath_cache *c);
 /* The path of pid's fd.  With `captured` (the file the kernel saw during the call) the answer is checked
  * against it: PATH_OK (the path that file was found under, by this fd or another) or PATH_REUSED.  Without, it is PATH_UNVERIFIED, looked up again at most once per
  * `generation`.  *ret_path gets a reference (NULL when there is no path); ret_state always gets a value. */
+/* The path of a file known by its identity alone (what the kernel used, no fd of pid known to name it): one it
+ * was found under before, still naming it (PATH_OK), else PATH_NOT_KNOWN. */
+void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, uint64_t ino, uint64_t generation,
+                        struct path_str **ret_path, enum path_state *ret_state);
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state);
 

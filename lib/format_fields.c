@@ -14,7 +14,8 @@ static const struct field_name percentile_names[SUMMARY_PERCENTILES] = {
 };
 
 int request_priority(const struct request *r) {
-        if (r->kind == REQ_STALE || r->kind == REQ_UNMATCHED || r->kind == REQ_UNKNOWN || r->end == END_EVICTED)
+        if (r->kind == REQ_STALE || r->kind == REQ_UNMATCHED || r->kind == REQ_UNKNOWN || r->end == END_EVICTED ||
+            r->iocb_changed)
                 return 4;
         if (r->path_state != PATH_NONE && r->path_state != PATH_OK)
                 return 4;
@@ -109,10 +110,13 @@ void request_fields(struct field_writer *w, const struct request *r) {
                         w->word(w, FIELD_NAME("OP", "op"), op->s);
                 else
                         w->u64(w, FIELD_NAME("OP", "op"), r->opcode);
-                if (!r->no_file && r->fixed_file)
+                bool fd_known = !r->no_file && !r->iocb_changed;
+                if (fd_known && r->fixed_file)
                         w->u64(w, FIELD_NAME("FD", "fd"), r->fd);
-                else if (!r->no_file) /* as the program wrote it: -1 is not 4294967295 */
+                else if (fd_known) /* as the program wrote it: -1 is not 4294967295 */
                         w->s64(w, FIELD_NAME("FD", "fd"), (int32_t) r->fd);
+                if (r->iocb_changed)
+                        w->word(w, FIELD_NAME("IOCB_CHANGED", "iocb_changed"), "yes");
                 if (r->fixed_file)
                         w->word(w, FIELD_NAME("FIXED_FILE", "fixed_file"), "yes");
                 if (r->submit_failed)

@@ -366,7 +366,7 @@ static void put_request_submit(struct outbuf *b, const struct request *r) {
         const struct word *op = request_op_word(r);
         d = span_lit(d, "op = ");
         d = op ? span_word(d, op) : span_u64(d, r->opcode);
-        if (!r->no_file) {
+        if (!r->no_file && !r->iocb_changed) {
                 d = r->fixed_file ? span_lit(d, ", fixed file = ") : span_lit(d, ", fd = ");
                 d = r->fixed_file ? span_u64(d, r->fd) : span_s64(d, (int32_t) r->fd);
         }
@@ -448,6 +448,8 @@ static void format_request(struct outbuf *b, const struct request *r) {
         /* io_uring's rarer ends */
         if (r->submit_failed)
                 outbuf_puts(b, ", failed before its submit");
+        if (r->iocb_changed)
+                outbuf_puts(b, ", iocb changed during the call: the kernel's file, offset and bytes");
         if (r->cq_overflow)
                 outbuf_puts(b, r->cq_overflow == CQ_OVERFLOW_KEPT ? ", completion kept in the CQ overflow list"
                                                                   : ", completion dropped by the kernel (CQ overflow)");

@@ -643,6 +643,61 @@ static void run_bench(const char *file, unsigned secs, unsigned depth, unsigned 
 
 /* What any enabled syscall tracepoint costs every thread of the host, watched or not: getppid, N times, through
  * the syscall slow path that an enabled tracepoint forces; prints ns a call. */
+/* An iocb another thread writes during io_submit: its aio_fildes flips between two O_DIRECT files, A of 8 KiB
+ * and B of 4 KiB, while reads of 4 KiB at 4 KiB are submitted with it, one a call.  What the kernel read says
+ * which file it used (A: 4096 bytes, B: 0, its end): the truth, a line a request. */
+static struct iocb race_cb;
+static volatile bool race_stop;
+static int race_fds[2];
+
+static void *race_flipper(void *arg) {
+        (void) arg;
+        volatile uint32_t *fildes = &race_cb.aio_fildes;
+        for (unsigned i = 0; !race_stop; i++)
+                *fildes = (uint32_t) race_fds[i & 1];
+        return NULL;
+}
+
+static void run_race_fd(unsigned rounds) {
+        char path[2][4200];
+        static char data[8192] __attribute__((aligned(4096)));
+        memset(data, 'r', sizeof(data));
+        for (int k = 0; k < 2; k++) {
+                snprintf(path[k], sizeof(path[k]), "%s/race-%c.dat", dir, "AB"[k]);
+                int fd = open(path[k], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd < 0 || write(fd, data, k ? 4096 : 8192) != (k ? 4096 : 8192))
+                        die(path[k]);
+                close(fd);
+                race_fds[k] = open(path[k], O_RDONLY | O_DIRECT | O_CLOEXEC);
+                if (race_fds[k] < 0)
+                        die(path[k]);
+        }
+        aio_context_t ctx = 0;
+        if (syscall(SYS_io_setup, 1, &ctx) < 0)
+                die("io_setup");
+        race_cb.aio_lio_opcode = IOCB_CMD_PREAD;
+        race_cb.aio_fildes = (uint32_t) race_fds[0];
+        race_cb.aio_buf = (uint64_t) (uintptr_t) data;
+        race_cb.aio_nbytes = 4096;
+        race_cb.aio_offset = 4096;
+        pthread_t flipper;
+        if (pthread_create(&flipper, NULL, race_flipper, NULL) != 0)
+                die("pthread_create");
+        struct iocb *list[1] = { &race_cb };
+        for (unsigned i = 0; i < rounds; i++) {
+                race_cb.aio_data = i;
+                struct io_event ev;
+                if (syscall(SYS_io_submit, ctx, 1, list) != 1 || syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
+                        die("io_submit");
+                fprintf(truth, "race data=%u res=%lld file=%s\n", i, (long long) ev.res,
+                        ev.res == 4096 ? path[0] : ev.res == 0 ? path[1] : "?");
+        }
+        race_stop = true;
+        pthread_join(flipper, NULL);
+        for (int k = 0; k < 2; k++)
+                close(race_fds[k]);
+}
+
 static void run_getppid(unsigned long n) {
         uint64_t start = mono_ns();
         for (unsigned long i = 0; i < n; i++)
@@ -910,6 +965,7 @@ static void usage(FILE *f) {
                 "  --pause-us N             sleep between calls\n"
                 "  --start-delay-ms N       sleep before the first call\n"
                 "  --start-when FILE        wait for FILE to exist before the first call (60 s at most)\n"
+                "  --race-fd N              N O_DIRECT reads whose iocb's fd another thread keeps writing\n"
                 "  --thread-delay-ms N      sleep in a second thread before its first call\n"
                 "  --linger-ms N            stay alive after the last call (a reader of memory may still come)\n");
 }
@@ -922,6 +978,7 @@ int main(int argc, char **argv) {
                 { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' },
                 { "reaper-thread", required_argument, NULL, 'R' }, { "user-reap", required_argument, NULL, 'U' },
                 { "thread-delay-ms", required_argument, NULL, 'T' }, { "start-when", required_argument, NULL, 'w' },
+                { "race-fd", required_argument, NULL, 'X' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
@@ -934,6 +991,7 @@ int main(int argc, char **argv) {
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
         const char *bench_file = NULL, *start_when = NULL;
         unsigned long getppid_calls = 0;
+        unsigned race_rounds = 0;
         unsigned fan_out = 0, open_fds = 0;
         bool hold = false, then_exec = false, reaper_first = false;
         unsigned reaper_thread_rounds = 0, user_reap_rounds = 0;
@@ -960,6 +1018,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'w':
                         start_when = optarg;
+                        break;
+                case 'X':
+                        race_rounds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
                 case 'H':
                         hold = true;
@@ -1047,6 +1108,10 @@ int main(int argc, char **argv) {
                 if (i == 6000)
                         die(start_when);
                 usleep(10000);
+        }
+        if (race_rounds) {
+                run_race_fd(race_rounds);
+                return 0;
         }
         if (hold || then_exec)
                 run_hold(then_exec);

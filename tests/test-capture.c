@@ -94,15 +94,20 @@ TEST(view) {
         /* The file table after the segments: by iocb index, apart from any address lookup. */
         cap_start(&b, 1, 1, 2, 0);
         cap_segment(&b, 0x1000, iocb, sizeof(iocb), 64);
-        struct capture_file files[2] = { { .fd = 5, .mnt_id = 24, .ino = 777 }, { .fd = ~0u } };
+        struct capture_iocb_file files[2] = {
+                { .file = { .fd = 5, .mnt_id = 24, .ino = 777 }, .flags = CAPTURE_IOCB_KERNEL_OTHER, .kernel_pos = 4096,
+                  .kernel_count = 512 },
+                { .file = { .fd = ~0u } },
+        };
         b.h->n_files = 2;
         b.h->files_off = (uint32_t) (b.len - CAPTURE_EXIT_RAW_SIZE - sizeof(*b.h));
         memcpy(b.data + b.len, files, sizeof(files));
         b.len += sizeof(files);
         cap_end(&b);
         CHECK_EQ(capture_view_parse(b.data, b.len, CAPTURE_EXIT_RAW_SIZE, &v), 0);
-        struct capture_file f;
-        CHECK(capture_view_file(&v, 0, &f) && f.fd == 5 && f.mnt_id == 24 && f.ino == 777);
+        struct capture_iocb_file f;
+        CHECK(capture_view_file(&v, 0, &f) && f.file.fd == 5 && f.file.mnt_id == 24 && f.file.ino == 777);
+        CHECK(f.flags == CAPTURE_IOCB_KERNEL_OTHER && f.kernel_pos == 4096 && f.kernel_count == 512);
         CHECK(!capture_view_file(&v, 1, &f)); /* not known */
         CHECK(!capture_view_file(&v, 2, &f)); /* beyond the table */
         struct remote_chunk table_addr = { .addr = 0x1040, .buf = cb[0], .len = 16 };
