@@ -4,8 +4,9 @@
 # runs.  The daemon (the packaged default: every process watched) loses no record, and root's workload is traced
 # whole, every request equal to its truth.  The look at each new process's open files is what such a load
 # would make cost: it runs after each drain, a few files of each process in turn.
+# It runs alone: the daemon watches every process, another test's too.
 . "${top_srcdir:?}/tests/lib.sh"
-need_tracing
+need_tracing_alone
 
 chmod 755 "$T"
 mkdir -p "$T/w" "$T/u"

@@ -36,6 +36,15 @@ need_tracing() {
                         exit 77
                 }
         fi
+        # Tests that run a daemon share the machine; the one that needs it alone (need_tracing_alone) waits
+        # for the others, whose daemons and workloads would be its load too.
+        exec 9>"$top_builddir/tests/live.lock"
+        flock -"${1:-s}" -w 1800 9 || fail "the lock of the live tests was held for 30 minutes"
+}
+
+# For a test whose every-process daemon must see no other test's load (make check -j runs tests together).
+need_tracing_alone() {
+        need_tracing x
 }
 
 # start_daemon CONFIG OUT: runs aiotraced in the foreground, waits until its events are enabled.

@@ -14,7 +14,15 @@ fi
 autoreconf -fi
 
 mkdir -p "$build/plain" "$build/sanitize"
-logs() { cat "$1"/tests/*.log 2>/dev/null | tail -100; }
+# The end of each failed test's log (a whole log is too long for CI to show).
+logs() {
+        local trs
+        for trs in "$1"/tests/*.trs; do
+                grep -qE '^:test-result: (FAIL|ERROR)' "$trs" 2>/dev/null || continue
+                echo "=== ${trs%.trs}.log"
+                tail -40 "${trs%.trs}.log"
+        done
+}
 echo "=== build with -Wall -Wextra -Werror, make check, make check-live"
 (cd "$build/plain" && "$src/configure" --enable-werror --enable-bpf -q && make -j"$jobs" -s && make -j"$jobs" check &&
         make check-live) || { logs "$build/plain"; exit 1; }
