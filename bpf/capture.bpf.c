@@ -11,10 +11,13 @@
 
 /* The few kernel fields the program reads to name an fd's open file, relocated by libbpf against the running
  * kernel's BTF at load (CO-RE): no kernel headers here or at run time. */
+struct dentry;
 struct vfsmount {
-        void *mnt_root;
+        struct dentry *mnt_root;
 } __attribute__((preserve_access_index));
 struct mount {
+        struct mount *mnt_parent;
+        struct dentry *mnt_mountpoint;
         struct vfsmount mnt;
         int mnt_id;
 } __attribute__((preserve_access_index));
@@ -23,9 +26,11 @@ struct super_block {
 } __attribute__((preserve_access_index));
 struct inode {
         unsigned long i_ino;
+        unsigned int i_nlink;
         struct super_block *i_sb;
 } __attribute__((preserve_access_index));
 struct qstr {
+        __u32 len;
         const unsigned char *name;
 } __attribute__((preserve_access_index));
 struct dentry {
@@ -102,6 +107,7 @@ struct io_cqe {
 } __attribute__((preserve_access_index));
 struct io_ring_ctx;
 struct io_kiocb {
+        struct file *file;
         __u64 flags; /* read one byte of it: its width changed between releases */
         struct io_ring_ctx *ctx;
         struct io_cqe cqe;
@@ -176,6 +182,9 @@ const volatile __u16 uring_overflow_tp_id = 0;
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile __u32 pidns_level = 0; /* its depth: 0 for the first */
+/* The daemon's root (its mount id and inode): where a path walked up from a file ends; 0, the global root. */
+const volatile __u32 root_mnt_id = 0;
+const volatile __u64 root_ino = 0;
 
 /* The current thread's (tgid << 32 | pid) as the daemon's pid namespace sees it: 0 for one it cannot see. */
 static __always_inline __u64 seen_pid_tgid(void) {
@@ -216,6 +225,8 @@ struct {
         __uint(value_size, sizeof(__u32));
 } rings SEC(".maps");
 
+#define ENTER_FILES_MAX 8
+
 /* Per thread, in the task's own storage (freed with the task, found without hashing): the arguments of the
  * call in progress, and whether its command name is watched, for that name and watch generation. */
 struct thread_state {
@@ -228,6 +239,8 @@ struct thread_state {
         __u32 verdict_valid;
         __u32 uid;
         __u32 sc; /* the call in progress, with args_valid */
+        __u32 n_enter_files;
+        __u64 enter_files[ENTER_FILES_MAX]; /* io_submit: the files its first iocbs' fds named at its enter */
         __u64 cgroup_id;
         __u64 by_call_ctx; /* the context whose ring this thread last marked as reaped by io_getevents */
         char comm[GLOB_COMM_SIZE];
@@ -259,6 +272,9 @@ struct build {
         __u32 last_fd;    /* the file identity found last, for the next iocb on the same fd */
         __u32 last_mnt_id;
         __u64 last_ino;
+        struct file *last_file;
+        __u32 n_enter_files; /* io_submit: ENTER_FILES_MAX at most, from the thread's state */
+        __u64 enter_files[ENTER_FILES_MAX];
 };
 
 /* The keys a verdict looks up that are too large for the stack, and the walk up the cgroup tree. */
@@ -271,7 +287,29 @@ struct lookup_keys {
         __u32 want_units, want_cgroups, set;
 };
 
+/* A path walked up from a file: built backwards in buf[pos, CAPTURE_PATH_MAX), then copied behind the record's
+ * head in out. */
+struct path_walk {
+        struct dentry *d;
+        struct mount *m;
+        __u32 pos;
+        __u32 state; /* PATH_WALKING, ... */
+        __u8 buf[CAPTURE_PATH_MAX + 256];
+        __u8 out[CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_path) + CAPTURE_PATH_MAX];
+};
+
+/* The files whose paths an io_submit's exit sends after its iocbs are read. */
+#define NEW_FILES_MAX 4
+struct new_file {
+        struct file *f;
+        __u32 mnt_id;
+        __u64 ino;
+};
+
 struct scratch {
+        struct path_walk pw;
+        struct new_file new_files[NEW_FILES_MAX];
+        __u32 n_new_files;
         struct build b;
         struct glob_state g;
         struct lookup_keys k;
@@ -650,6 +688,24 @@ static __always_inline int call_wanted(int sc) {
         return w && w->uring_calls;
 }
 
+static __always_inline struct file *file_of_fd(__u32 fd);
+
+/* io_submit's enter: the files its first iocbs' fds name, for its exit to see whether an fd named another
+ * during the call (another thread's dup2 or close and open): the file the kernel read is then not known. */
+static __always_inline void files_at_enter(struct thread_state *ts, __u64 iocbpp, long nr) {
+        __u64 ptrs[ENTER_FILES_MAX] = {};
+        __u32 n = nr <= 0 ? 0 : nr < ENTER_FILES_MAX ? (__u32) nr : ENTER_FILES_MAX;
+        if (n == 0 || n > ENTER_FILES_MAX || bpf_probe_read_user(ptrs, n * 8, (const void *) iocbpp) != 0)
+                return;
+        for (__u32 i = 0; i < n && i < ENTER_FILES_MAX; i++) {
+                __u32 fd = 0;
+                if (bpf_probe_read_user(&fd, sizeof(fd), (const void *) (ptrs[i] + IOCB_FD_OFFSET)) != 0)
+                        return;
+                ts->enter_files[i] = (__u64) file_of_fd(fd);
+                ts->n_enter_files = i + 1;
+        }
+}
+
 static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         if (!call_wanted(sc))
                 return NEUTRAL;
@@ -670,6 +726,9 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
                 ts->enter_cpu = l.cpu;
                 ts->args_valid = 1;
                 ts->sc = (__u32) sc;
+                ts->n_enter_files = 0;
+                if (sc == AIO_IO_SUBMIT)
+                        files_at_enter(ts, ctx->args[2], (long) ctx->args[1]);
                 return NEUTRAL;
         }
         struct scratch *s = record_begin(&l, ts);
@@ -860,6 +919,19 @@ static __always_inline int identity_of(struct file *f, __u32 *ret_mnt_id, __u64 
         return 1;
 }
 
+/* The open file the current task's fd names now; NULL if none. */
+static __always_inline struct file *file_of_fd(__u32 fd) {
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+        struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+        if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+                return 0;
+        struct file **fds = BPF_CORE_READ(fdt, fd);
+        struct file *f = 0;
+        if (!fds || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) != 0)
+                return 0;
+        return f;
+}
+
 /* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none. */
 static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
         ret->fd = fd;
@@ -870,13 +942,8 @@ static __always_inline void file_identity(struct scratch *s, __u32 fd, struct ca
         }
         ret->mnt_id = 0;
         ret->ino = 0;
-        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
-        struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-        if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-                return;
-        struct file **fds = BPF_CORE_READ(fdt, fd);
-        struct file *f = 0;
-        if (!fds || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) != 0 || !f)
+        struct file *f = file_of_fd(fd);
+        if (!f)
                 return;
         __u32 mnt_id;
         __u64 ino;
@@ -884,6 +951,7 @@ static __always_inline void file_identity(struct scratch *s, __u32 fd, struct ca
                 return;
         ret->mnt_id = mnt_id;
         ret->ino = ino;
+        s->b.last_file = f;
         s->b.last_fd = fd;
         s->b.last_mnt_id = ret->mnt_id;
         s->b.last_ino = ino;
@@ -924,7 +992,7 @@ static __always_inline void kernel_view(struct capture_iocb_file *cf, __u64 iocb
                    v->pos == *(__s64 *) (cb + IOCB_OFFSET_OFFSET) &&
                    (vectored || v->count == *(__u64 *) (cb + IOCB_NBYTES_OFFSET));
         if (same)
-                cf->flags = CAPTURE_IOCB_KERNEL_SAME;
+                cf->flags = CAPTURE_IOCB_KERNEL_SAME; /* whatever the fd named at the enter */
         else {
                 cf->flags = CAPTURE_IOCB_KERNEL_OTHER;
                 cf->file.mnt_id = v->mnt_id;
@@ -933,6 +1001,109 @@ static __always_inline void kernel_view(struct capture_iocb_file *cf, __u64 iocb
                 cf->kernel_count = v->count;
         }
         bpf_map_delete_elem(&kviews, &key);
+}
+
+/* The file identities whose paths were written: each once, while the daemon keeps what it was told (LRU: a
+ * path pushed out of here is written again when next seen). */
+struct file_key {
+        __u32 mnt_id;
+        __u32 pad;
+        __u64 ino;
+};
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 16384);
+        __type(key, struct file_key);
+        __type(value, __u8);
+} paths_sent SEC(".maps");
+
+enum { PATH_WALKING, PATH_AT_ROOT, PATH_OUTSIDE, PATH_TOO_LONG_ };
+#define PATH_COMPONENTS_MAX 256
+
+/* One step up: a component before the path, or from a mount's root to where it is mounted. */
+static long path_step(__u32 i __attribute__((unused)), void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        if (!s)
+                return 1;
+        struct path_walk *w = &s->pw;
+        struct dentry *d = w->d;
+        struct mount *m = w->m;
+        if (root_mnt_id && BPF_CORE_READ(m, mnt_id) == (int) root_mnt_id && BPF_CORE_READ(d, d_inode, i_ino) == root_ino) {
+                w->state = PATH_AT_ROOT;
+                return 1;
+        }
+        if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
+                struct mount *parent = BPF_CORE_READ(m, mnt_parent);
+                if (parent == m) {
+                        w->state = root_mnt_id ? PATH_OUTSIDE : PATH_AT_ROOT;
+                        return 1;
+                }
+                w->d = BPF_CORE_READ(m, mnt_mountpoint);
+                w->m = parent;
+                return 0;
+        }
+        struct dentry *parent = BPF_CORE_READ(d, d_parent);
+        __u32 len = BPF_CORE_READ(d, d_name.len), pos = w->pos;
+        if (parent == d || len == 0) {
+                w->state = PATH_OUTSIDE; /* not reachable from a mount's root */
+                return 1;
+        }
+        if (len > 255 || pos < len + 1) {
+                w->state = PATH_TOO_LONG_;
+                return 1;
+        }
+        pos -= len;
+        bpf_probe_read_kernel(w->buf + (pos & (CAPTURE_PATH_MAX - 1)), len & 255, BPF_CORE_READ(d, d_name.name));
+        pos -= 1;
+        w->buf[pos & (CAPTURE_PATH_MAX - 1)] = '/';
+        w->pos = pos;
+        w->d = parent;
+        return 0;
+}
+
+/* The path of file f (identity mnt_id, ino), written as a record of its own if it was not already and it lies
+ * under the daemon's root (a file since deleted has none). */
+static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, __u32 mnt_id, __u64 ino) {
+        struct file_key key = { .mnt_id = mnt_id, .ino = ino };
+        if (!f || bpf_map_lookup_elem(&paths_sent, &key))
+                return 0;
+        if (BPF_CORE_READ(f, f_inode, i_nlink) == 0)
+                return 0;
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                return 0;
+        struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+        s->pw.d = BPF_CORE_READ(f, f_path.dentry);
+        s->pw.m = (struct mount *) ((__u8 *) mnt - bpf_core_field_offset(struct mount, mnt));
+        s->pw.pos = CAPTURE_PATH_MAX;
+        s->pw.state = PATH_WALKING;
+        bpf_loop(PATH_COMPONENTS_MAX, path_step, l, 0);
+        s = scratch_of(l);
+        if (!s || s->pw.state != PATH_AT_ROOT)
+                return 0;
+        __u32 pos = s->pw.pos & (CAPTURE_PATH_MAX - 1), len = CAPTURE_PATH_MAX - s->pw.pos;
+        if (len == 0) { /* the root itself */
+                s->pw.buf[CAPTURE_PATH_MAX - 1] = '/';
+                pos = CAPTURE_PATH_MAX - 1;
+                len = 1;
+        }
+        __u8 *out = s->pw.out;
+        put_common(out, exit_tp_id[AIO_IO_SUBMIT]);
+        *(__s32 *) (out + CAPTURE_EXIT_NR_OFFSET) = -1;
+        *(__u32 *) (out + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (out + CAPTURE_EXIT_RET_OFFSET) = 0;
+        struct capture_path *h = (void *) (out + CAPTURE_EXIT_RAW_SIZE);
+        h->magic = CAPTURE_PATH_MAGIC;
+        h->len = len;
+        h->mnt_id = mnt_id;
+        h->reserved = 0;
+        h->ino = ino;
+        len &= CAPTURE_PATH_MAX - 1;
+        bpf_probe_read_kernel(out + CAPTURE_EXIT_RAW_SIZE + sizeof(*h), len, s->pw.buf + pos);
+        output(ctx, out, CAPTURE_EXIT_RAW_SIZE + sizeof(*h) + len);
+        __u8 one = 1;
+        bpf_map_update_elem(&paths_sent, &key, &one, BPF_ANY);
+        return 0;
 }
 
 /* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names. */
@@ -958,7 +1129,19 @@ static long iocb_step(__u32 i, void *ctx) {
                 return 0;
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
         file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file);
+        /* a file whose path the daemon was not told yet: told after the loop (a callback cannot write) */
+        struct file_key key = { .mnt_id = file->mnt_id, .ino = file->ino };
+        __u32 k = s->n_new_files;
+        if (file->mnt_id && k < NEW_FILES_MAX && !bpf_map_lookup_elem(&paths_sent, &key) &&
+            (k == 0 || s->new_files[(k - 1) & (NEW_FILES_MAX - 1)].f != s->b.last_file)) {
+                s->new_files[k & (NEW_FILES_MAX - 1)] =
+                        (struct new_file) { .f = s->b.last_file, .mnt_id = file->mnt_id, .ino = file->ino };
+                s->n_new_files = k + 1;
+        }
         __u16 opcode = *(__u16 *) (cb + IOCB_OPCODE_OFFSET);
+        if (file->mnt_id && i < s->b.n_enter_files &&
+            s->b.enter_files[i & (ENTER_FILES_MAX - 1)] != (__u64) s->b.last_file)
+                cf->flags |= CAPTURE_IOCB_FD_MOVED;
         kernel_view(cf, ptr, cb, opcode <= AIO_OPCODE_MAX && aio_vectored[opcode]);
         if (opcode > AIO_OPCODE_MAX || !aio_vectored[opcode])
                 return 0;
@@ -1085,6 +1268,7 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         s->b.flags = 0;
         s->b.n_files = 0;
         s->b.files_off = 0;
+        s->n_new_files = 0;
         /* The record the kernel would have written, then what the call used. */
         put_common(s->buf, exit_tp_id[sc]);
         *(__s32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET) = ctx->nr;
@@ -1094,7 +1278,12 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         struct { __u64 args[6]; } a = {};
         __u64 enter_time = 0;
         __u32 enter_cpu = 0;
+        s->b.n_enter_files = 0;
         if (ts && ts->args_valid) {
+                if (sc == AIO_IO_SUBMIT && ts->sc == AIO_IO_SUBMIT) {
+                        s->b.n_enter_files = ts->n_enter_files;
+                        __builtin_memcpy(s->b.enter_files, ts->enter_files, sizeof(s->b.enter_files));
+                }
                 __builtin_memcpy(a.args, ts->args, sizeof(a.args));
                 enter_time = ts->enter_time;
                 enter_cpu = ts->enter_cpu;
@@ -1106,6 +1295,14 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 s->b.flags |= CAPTURE_F_NO_ARGS;
         if (!(s->b.flags & CAPTURE_F_NO_ARGS))
                 capture_memory(&l, s, sc, a.args, ret);
+        /* the paths of files new to the daemon, before the record that names them */
+        for (__u32 k = 0; k < NEW_FILES_MAX; k++) {
+                s = scratch_of(&l);
+                if (!s || k >= s->n_new_files)
+                        break;
+                struct new_file nf = s->new_files[k];
+                send_path(ctx, &l, nf.f, nf.mnt_id, nf.ino);
+        }
         s = scratch_of(&l);
         if (!s)
                 return NEUTRAL;
@@ -1564,6 +1761,8 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                 if (s) {
                         s->b.last_fd = ~0u; /* no file identity of another record's */
                         file_identity(s, u->fd, &u->file);
+                        if (u->file.mnt_id)
+                                send_path(ctx, &l, s->b.last_file, u->file.mnt_id, u->file.ino);
                 }
         }
         uring_own(ctx->ctx, tgid, (__u32) (seen >> 32));
@@ -1579,21 +1778,45 @@ static __always_inline void uring_completer(struct capture_uring *u, const struc
         bpf_get_current_comm(u->comm, sizeof(u->comm));
 }
 
-SEC("tracepoint/io_uring/io_uring_complete")
-int uring_complete(struct uring_complete_ctx *ctx) {
-        __u64 ring = ctx->ctx;
+/* The ABI's struct io_uring_cqe */
+struct io_uring_cqe_head {
+        __u64 user_data;
+        __s32 res;
+        __u32 flags;
+};
+
+/* A completion: the tracepoint's arguments (tp_btf), the ring, the request and the CQE, so that the file the
+ * kernel used (the request's, taken at issue, when the fd may name another since the submit) comes with it,
+ * and its path if the daemon was not told it yet. */
+SEC("tp_btf/io_uring_complete")
+int uring_complete(__u64 *ctx) {
+        __u64 ring = ctx[0];
+        struct io_kiocb *req = (struct io_kiocb *) ctx[1];
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
         if (!owner || !uring_traced())
+                return NEUTRAL;
+        struct io_uring_cqe_head cqe;
+        if (bpf_probe_read_kernel(&cqe, sizeof(cqe), (const void *) ctx[2]) != 0)
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         put_common(r.raw, uring_complete_tp_id);
         r.complete.ctx = ring;
-        r.complete.req = ctx->req;
-        r.complete.user_data = ctx->user_data;
-        r.complete.res = ctx->res;
-        r.complete.cflags = ctx->cflags;
+        r.complete.req = (__u64) req;
+        r.complete.user_data = cqe.user_data;
+        r.complete.res = cqe.res;
+        r.complete.cflags = cqe.flags;
         uring_completer(&r.u, owner);
+        __u8 req_flags = 0;
+        struct file *f = req ? BPF_CORE_READ(req, file) : 0;
+        if (f) {
+                bpf_probe_read_kernel(&req_flags, 1, (__u8 *) req + bpf_core_field_offset(struct io_kiocb, flags));
+                if (!(req_flags & REQ_F_FIXED_FILE) && identity_of(f, &r.u.file.mnt_id, &r.u.file.ino)) {
+                        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+                        r.u.flags |= CAPTURE_URING_F_FILE;
+                        send_path(ctx, &l, f, r.u.file.mnt_id, r.u.file.ino);
+                }
+        }
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }

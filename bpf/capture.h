@@ -120,11 +120,26 @@ struct capture_file {
         capture_u64 ino;
 };
 
+/* A file's path as the kernel holds it (its dentries and mounts, up to the daemon's root), written once per
+ * file identity before the first record that names the file: an exit record of io_submit (its tracepoint id)
+ * whose capture is this instead of a struct capture_header, then len bytes of path (no NUL). */
+#define CAPTURE_PATH_MAGIC 0x48544150u /* "PATH" little-endian */
+#define CAPTURE_PATH_MAX 4096
+struct capture_path {
+        capture_u32 magic;
+        capture_u32 len;
+        capture_u32 mnt_id;
+        capture_u32 reserved;
+        capture_u64 ino;
+};
+
 /* An iocb's file as the exit found it, and where the kernel said what it used itself (a direct read or
  * write through iomap): the same, or another file, offset or length, then in file, kernel_pos and
  * kernel_count (another thread wrote the iocb during the call). */
 #define CAPTURE_IOCB_KERNEL_SAME 0x1
 #define CAPTURE_IOCB_KERNEL_OTHER 0x2
+/* without the kernel's view: the iocb's fd named another file at the call's enter than at its exit */
+#define CAPTURE_IOCB_FD_MOVED 0x4
 struct capture_iocb_file {
         struct capture_file file;
         capture_u32 flags;
@@ -156,6 +171,8 @@ struct capture_segment {
 /* submit: bytes is what a vectored op will move, the sum of its iovecs, from the kernel's own iterator of
  * them (imported by the prep) */
 #define CAPTURE_URING_F_BYTES 0x20
+/* complete: file is the one the kernel used (the request's, taken at issue) */
+#define CAPTURE_URING_F_FILE 0x40
 /* The records of io_uring_cqe_overflow (a completion the CQ ring had no room for) are the tracepoint's fixed
  * fields, CAPTURE_URING_OVERFLOW_RAW_SIZE bytes, then struct capture_uring. */
 #define CAPTURE_URING_OVERFLOW_RAW_SIZE 40

@@ -2,6 +2,7 @@
 #include "bpf_capture.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -206,6 +207,12 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
                 c->skel->rodata->pidns_dev = kernel_dev(ns.dev);
                 c->skel->rodata->pidns_ino = ns.ino;
                 c->skel->rodata->pidns_level = ns.level;
+        }
+        /* Paths walked in the kernel end at the daemon's root, as those /proc gives it do. */
+        struct statx root;
+        if (statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &root) == 0 && (root.stx_mask & STATX_MNT_ID)) {
+                c->skel->rodata->root_mnt_id = (uint32_t) root.stx_mnt_id;
+                c->skel->rodata->root_ino = root.stx_ino;
         }
         bpf_map__set_max_entries(c->skel->maps.scratch, (uint32_t) c->n_possible);
         struct bpf_program *prog;

@@ -86,6 +86,10 @@ void report(struct daemon *d) {
         if (follow_full)
                 log_warning("%" PRIu64 " new processes of pids watched with children = true could not be followed: "
                             "the capture's table of %d pids was full", follow_full, CAPTURE_MAX_IDS);
+        const struct fdpath_cache *paths = &d->engine.tracker.paths;
+        if (paths->learned || paths->lookups)
+                log_info("file paths: %" PRIu64 " walked in the kernel, %" PRIu64 " read from /proc", paths->learned,
+                         paths->lookups);
         unsigned looks = d->capture ? bpf_capture_cgroup_looks(d->capture) : 0;
         if (looks)
                 log_info("cgroup entries: the cgroup tree was read %u times (at start, at reloads, and after cgroups "

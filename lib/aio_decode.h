@@ -37,6 +37,7 @@ struct iocb_info {
          * offset and bytes */
         bool kernel_same;
         bool kernel_other;
+        bool fd_moved; /* without the kernel's view: the fd named another file at the call's enter */
         int64_t kernel_offset;
         uint64_t kernel_nbytes;
 };

@@ -57,6 +57,8 @@ static void fill_submit(struct tracker *t, struct request *r, const struct aio_c
                 if (t->opt.paths)
                         fdpath_of_identity(&t->paths, call->pid, cb->file_mnt_id, cb->file_ino, generation, &r->path,
                                            &r->path_state);
+        } else if (t->opt.paths && cb->fd_moved && !cb->kernel_same) {
+                r->path_state = PATH_MOVED; /* which of the files the kernel read, nothing says */
         } else if (t->opt.paths) {
                 struct capture_file f = { .fd = cb->fd, .mnt_id = cb->file_mnt_id, .ino = cb->file_ino };
                 fdpath_lookup(&t->paths, call->pid, cb->fd, cb->file_known ? &f : NULL, generation, &r->path,

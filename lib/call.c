@@ -209,6 +209,7 @@ static void augment_submit(struct call_ctx *c, struct aio_call *call) {
                                 cb->file_ino = f.file.ino;
                                 cb->kernel_same = f.flags & CAPTURE_IOCB_KERNEL_SAME;
                                 cb->kernel_other = f.flags & CAPTURE_IOCB_KERNEL_OTHER;
+                                cb->fd_moved = f.flags & CAPTURE_IOCB_FD_MOVED;
                                 cb->kernel_offset = (int64_t) f.kernel_pos;
                                 cb->kernel_nbytes = f.kernel_count;
                         }

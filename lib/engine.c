@@ -281,6 +281,24 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
         tracker_flush(&e->tracker);
 }
 
+/* A file's path the capture walked in the kernel (CAPTURE_PATH_MAGIC, under io_submit's exit): true when it was
+ * that.  Remembered for the file's identity, so that its requests have their path whatever became of the fd. */
+static bool handle_path(struct engine *e, const struct sample *s, const struct event_desc *d) {
+        size_t at = (d->record_size + 7) & ~(size_t) 7;
+        struct capture_path h;
+        if (d->syscall != AIO_IO_SUBMIT || s->raw_size < at + sizeof(h))
+                return false;
+        memcpy(&h, s->raw + at, sizeof(h));
+        if (h.magic != CAPTURE_PATH_MAGIC)
+                return false;
+        if (h.len == 0 || h.len > CAPTURE_PATH_MAX || h.len > s->raw_size - at - sizeof(h))
+                e->stats.bad_captures++;
+        else if (e->tracker.opt.paths && fdpath_learn(&e->tracker.paths, h.mnt_id, h.ino,
+                                                       (const char *) s->raw + at + sizeof(h), h.len) < 0)
+                e->stats.no_memory++;
+        return true;
+}
+
 /* io_destroy's enter, written by the capture only to carry the ring's last completions (CAPTURE_F_RING_ONLY):
  * true when it was that. */
 static bool handle_ring_only(struct engine *e, const struct sample *s, const struct event_desc *d) {
@@ -313,8 +331,9 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 return;
         }
         if (!u.submit) {
+                bool file = u.cap_known && (u.cap.flags & CAPTURE_URING_F_FILE);
                 uring_requests_complete(&e->tracker, u.pid, u.tid, u.ring, u.req, u.user_data, u.res, u.cflags,
-                                       s->time);
+                                       file ? &u.cap.file : NULL, e->drains, s->time);
                 tracker_flush(&e->tracker);
                 return;
         }
@@ -399,6 +418,8 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                 handle_uring(e, &s, d);
                 return;
         }
+        if (d->kind == EVENT_SYS_EXIT && handle_path(e, &s, d))
+                return;
         if (d->kind == EVENT_PROC_EXIT || d->kind == EVENT_PROC_EXEC) {
                 struct thread *leader = thread_find(&e->threads, s.pid);
                 if (d->kind == EVENT_PROC_EXEC && leader)

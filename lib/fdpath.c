@@ -25,12 +25,23 @@ void path_str_unref(struct path_str *p) {
                 free(p);
 }
 
+static struct path_str *path_str_new(const char *s, size_t len) {
+        struct path_str *p = malloc(sizeof(*p) + len + 1);
+        if (!p)
+                return NULL;
+        p->refs = 1;
+        p->len = (uint32_t) len;
+        memcpy(p->s, s, len);
+        p->s[len] = 0;
+        return p;
+}
+
 const char *path_state_name(enum path_state s) {
         static const char *const names[_PATH_STATE_MAX] = {
                 [PATH_NONE] = "not looked up", [PATH_OK] = "ok", [PATH_UNVERIFIED] = "unverified",
                 [PATH_REUSED] = "fd reused", [PATH_GONE] = "fd closed", [PATH_DENIED] = "permission denied",
                 [PATH_NOT_FD] = "not an fd", [PATH_TOO_LONG] = "name too long",
-                [PATH_NOT_KNOWN] = "file not seen under a path",
+                [PATH_NOT_KNOWN] = "file not seen under a path", [PATH_MOVED] = "fd moved during the call",
         };
         return s < _PATH_STATE_MAX ? names[s] : "?";
 }
@@ -96,13 +107,9 @@ int fdpath_resolve(const char *proc_root, uint32_t pid, uint32_t fd, struct path
                 return -errno;
         if ((size_t) n >= sizeof(target))
                 return -ENAMETOOLONG;
-        struct path_str *p = malloc(sizeof(*p) + (size_t) n + 1);
+        struct path_str *p = path_str_new(target, (size_t) n);
         if (!p)
                 return -ENOMEM;
-        p->refs = 1;
-        p->len = (uint32_t) n;
-        memcpy(p->s, target, (size_t) n);
-        p->s[n] = 0;
         *ret_path = p;
         *ret_mnt_id = mnt_id;
         *ret_ino = ino;
@@ -152,6 +159,16 @@ static bool answer_holds(const struct fdpath_cache *c, uint32_t pid, const struc
 
 static enum path_state state_of_error(int r) {
         return r == -EACCES || r == -EPERM ? PATH_DENIED : r == -ENAMETOOLONG ? PATH_TOO_LONG : PATH_GONE;
+}
+
+int fdpath_learn(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino, const char *path, size_t len) {
+        struct path_str *p = path_str_new(path, len);
+        if (!p)
+                return -ENOMEM;
+        file_remember(c, mnt_id, ino, p);
+        path_str_unref(p);
+        c->learned++;
+        return 0;
 }
 
 void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, uint64_t ino, uint64_t generation,

@@ -30,6 +30,7 @@ enum path_state {
         PATH_NOT_FD,     /* negative: no process has such an fd (the request fails with EBADF) */
         PATH_TOO_LONG,   /* longer than PATH_MAX: /proc cannot give it */
         PATH_NOT_KNOWN,  /* a file known by its identity alone, never seen under a path */
+        PATH_MOVED,      /* the fd named another file at the call's enter than at its exit */
         _PATH_STATE_MAX,
 };
 
@@ -63,18 +64,23 @@ struct fdpath_cache {
         size_t cap; /* of each, a power of two */
         char proc_root[64];
         uint64_t lookups; /* /proc lookups made (cache misses) */
+        uint64_t learned; /* paths the capture told, walked up in the kernel */
 };
 
 int fdpath_cache_init(struct fdpath_cache *c, size_t cap, const char *proc_root);
 void fdpath_cache_done(struct fdpath_cache *c);
 
-/* The path of pid's fd.  With `captured` (the file the kernel saw during the call) the answer is checked
- * against it: PATH_OK (the path that file was found under, by this fd or another) or PATH_REUSED.  Without, it is PATH_UNVERIFIED, looked up again at most once per
- * `generation`.  *ret_path gets a reference (NULL when there is no path); ret_state always gets a value. */
+/* A file's path as the capture walked it in the kernel (relative to the daemon's root): remembered for its
+ * identity, as a path /proc gave would be.  0 or -ENOMEM. */
+int fdpath_learn(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino, const char *path, size_t len);
 /* The path of a file known by its identity alone (what the kernel used, no fd of pid known to name it): one it
  * was found under before, still naming it (PATH_OK), else PATH_NOT_KNOWN. */
 void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, uint64_t ino, uint64_t generation,
                         struct path_str **ret_path, enum path_state *ret_state);
+/* The path of pid's fd.  With `captured` (the file the kernel saw during the call) the answer is checked
+ * against it: PATH_OK (the path that file was found under, by this fd or another) or PATH_REUSED.  Without,
+ * it is PATH_UNVERIFIED, looked up again at most once per `generation`.  *ret_path gets a reference (NULL when
+ * there is no path); ret_state always gets a value. */
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,
                    uint64_t generation, struct path_str **ret_path, enum path_state *ret_state);
 

@@ -78,6 +78,8 @@ struct request {
         bool submit_failed; /* io_uring: failed before it was submitted (io_uring_req_failed) */
         bool cqe_skip;      /* io_uring: IOSQE_CQE_SKIP_SUCCESS: a CQE comes only if it fails */
         uint64_t link_prev; /* io_uring: the request before it in a link chain (0: none), done once it begins */
+        uint32_t file_mnt_id; /* io_uring: the file its path is of (0: not known) */
+        uint64_t file_ino;
         bool iocb_changed;  /* AIO: another thread wrote the iocb during the call; offset, nbytes and path are
                              * the kernel's, the fd is not known */
         uint8_t cq_overflow; /* io_uring: its completion found the CQ ring full: CQ_OVERFLOW_* */

@@ -108,7 +108,7 @@ int uring_event_parse(const uint8_t *raw, size_t raw_size, const struct event_de
                 if (u.cap.magic == CAPTURE_URING_MAGIC) {
                         u.pid = u.cap.pid;
                         u.tid = u.cap.tid;
-                        u.cap_known = u.submit;
+                        u.cap_known = true;
                 }
         }
         *ret = u;

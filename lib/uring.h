@@ -42,7 +42,7 @@ struct uring_event {
         bool sq_thread;
         bool cqe_skip; /* IOSQE_CQE_SKIP_SUCCESS: no CQE if it succeeds */
         bool linked;   /* IOSQE_IO_LINK or IOSQE_IO_HARDLINK: the next request waits for it */
-        bool cap_known; /* cap: what the capture read of the request (without it, only the above) */
+        bool cap_known; /* cap: what the capture read of the request or completion (without it, the above) */
         struct capture_uring cap;
         /* complete, overflow */
         int32_t res;

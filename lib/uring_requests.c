@@ -60,6 +60,7 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
                 .submit_time = u->time, .submit_known = true, .interface = REQ_IO_URING, .opcode = u->opcode,
                 .fixed_file = u->fixed_file, .no_file = u->no_file, .no_offset = !u->details,
                 .submit_failed = u->failed, .cqe_skip = u->cqe_skip, .fd = u->fd,
+                .file_mnt_id = u->file ? u->file->mnt_id : 0, .file_ino = u->file ? u->file->ino : 0,
                 .offset = u->details ? u->off : 0,
                 .nbytes = u->len, .nbytes_known = u->details && u->nbytes_known, .rw_flags = (int32_t) u->rw_flags,
         };
@@ -75,10 +76,22 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
                 fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
 }
 
+/* The file the kernel used, where it is not the one the fd named at the submit (another thread pointed the fd
+ * elsewhere before the request was issued): its path instead. */
+static void kernel_file_path(struct tracker *t, struct request *r, const struct capture_file *kf, uint64_t generation) {
+        if (!kf || r->no_file || r->fixed_file || !t->opt.paths ||
+            (kf->mnt_id == r->file_mnt_id && kf->ino == r->file_ino))
+                return;
+        path_str_unref(r->path);
+        r->file_mnt_id = kf->mnt_id;
+        r->file_ino = kf->ino;
+        fdpath_of_identity(&t->paths, r->pid, kf->mnt_id, kf->ino, generation, &r->path, &r->path_state);
+}
+
 /* A completion of io_uring: of node n (NIL: of no request known) of process p. */
 static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pid, uint32_t tid, uint64_t ring,
                       uint64_t req, uint64_t user_data, int32_t res, uint32_t cflags, uint8_t overflow,
-                      uint64_t time) {
+                      const struct capture_file *kernel_file, uint64_t generation, uint64_t time) {
         struct request *r = tracker_pending(t);
         if (!r)
                 return;
@@ -99,6 +112,8 @@ static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pi
                 r->kind = r->cancel_requested ? REQ_CANCELLED : REQ_COMPLETED;
                 r->end = END_REAPED;
         }
+        if (n != NIL)
+                kernel_file_path(t, r, kernel_file, generation);
         r->reap_tid = tid;
         r->end_time = time;
         r->has_result = true;
@@ -124,7 +139,8 @@ static uint32_t find_by_data(const struct tracker *t, const struct proc *p, uint
 }
 
 void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
-                             uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time) {
+                             uint64_t user_data, int32_t res, uint32_t cflags, const struct capture_file *kernel_file,
+                             uint64_t generation, uint64_t time) {
         struct proc *p = procs_find(&t->procs, pid);
         /* a multishot request's completions but its last are posted with no request; a zero-copy send's
          * notification, which ends it, by a request of the kernel's own: both are found by user_data */
@@ -132,7 +148,7 @@ void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint
         uint32_t n = !p ? NIL : by_data ? find_by_data(t, p, ring, user_data) : inflight_find(&t->uring, pid, ring, req);
         uint64_t link_prev = n != NIL ? inflight_request(&t->uring, n)->link_prev : 0;
         uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : req, user_data, res,
-                  cflags, 0, time);
+                  cflags, 0, kernel_file, generation, time);
         if (link_prev && res != -ECANCELED)
                 end_link_chain(t, p, ring, link_prev, time);
 }
@@ -142,7 +158,7 @@ void uring_requests_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint
         struct proc *p = procs_find(&t->procs, pid);
         uint32_t n = find_by_data(t, p, ring, user_data);
         uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : 0, user_data, res,
-                  cflags, dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, time);
+                  cflags, dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, NULL, 0, time);
 }
 
 void uring_requests_stop(struct tracker *t, uint64_t time) {

@@ -37,8 +37,11 @@ struct uring_submit {
 };
 
 void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation);
+/* A completion; kernel_file (NULL: not known) the file the kernel used, which names the request's path even if
+ * its fd named another at the submit. */
 void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
-                             uint64_t user_data, int32_t res, uint32_t cflags, uint64_t time);
+                             uint64_t user_data, int32_t res, uint32_t cflags, const struct capture_file *kernel_file,
+                             uint64_t generation, uint64_t time);
 /* A completion the CQ ring had no room for (no request named: found by its user_data), kept in the
  * overflow list or dropped. */
 void uring_requests_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,

@@ -698,6 +698,61 @@ static void run_race_fd(unsigned rounds) {
                 close(race_fds[k]);
 }
 
+/* Reads on an fd another thread points at another file every millisecond (dup2 of a new open of one of 8
+ * files, each holding its own letter): the byte read says which file the kernel read.  The truth, a line a
+ * request. */
+#define REUSE_FILES 8
+static char reuse_paths[REUSE_FILES][4200];
+static volatile bool reuse_stop;
+static const int reuse_fd = 100;
+
+static void *reuser(void *arg) {
+        (void) arg;
+        for (unsigned i = 1; !reuse_stop; i++) {
+                int fd = open(reuse_paths[i % REUSE_FILES], O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || dup2(fd, reuse_fd) < 0)
+                        die("reuser");
+                close(fd);
+                usleep(1000);
+        }
+        return NULL;
+}
+
+static void run_fd_reuse(unsigned rounds) {
+        for (unsigned k = 0; k < REUSE_FILES; k++) {
+                char letter = (char) ('a' + k);
+                snprintf(reuse_paths[k], sizeof(reuse_paths[k]), "%s/reuse-%u.dat", dir, k);
+                int fd = open(reuse_paths[k], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd < 0 || write(fd, &letter, 1) != 1)
+                        die(reuse_paths[k]);
+                close(fd);
+        }
+        int fd = open(reuse_paths[0], O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || dup2(fd, reuse_fd) < 0)
+                die("dup2");
+        close(fd);
+        aio_context_t ctx = 0;
+        if (syscall(SYS_io_setup, 1, &ctx) < 0)
+                die("io_setup");
+        pthread_t t;
+        if (pthread_create(&t, NULL, reuser, NULL) != 0)
+                die("pthread_create");
+        for (unsigned i = 0; i < rounds; i++) {
+                char byte = 0;
+                struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t) reuse_fd,
+                                   .aio_buf = (uint64_t) (uintptr_t) &byte, .aio_nbytes = 1, .aio_data = i };
+                struct iocb *list[1] = { &cb };
+                struct io_event ev;
+                if (syscall(SYS_io_submit, ctx, 1, list) != 1 || syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
+                        die("io_submit");
+                unsigned k = (unsigned) (byte - 'a');
+                fprintf(truth, "reuse data=%u res=%lld file=%s\n", i, (long long) ev.res,
+                        ev.res == 1 && k < REUSE_FILES ? reuse_paths[k] : "?");
+        }
+        reuse_stop = true;
+        pthread_join(t, NULL);
+}
+
 static void run_getppid(unsigned long n) {
         uint64_t start = mono_ns();
         for (unsigned long i = 0; i < n; i++)
@@ -966,6 +1021,7 @@ static void usage(FILE *f) {
                 "  --start-delay-ms N       sleep before the first call\n"
                 "  --start-when FILE        wait for FILE to exist before the first call (60 s at most)\n"
                 "  --race-fd N              N O_DIRECT reads whose iocb's fd another thread keeps writing\n"
+                "  --fd-reuse N             N reads of an fd another thread points at another file each ms\n"
                 "  --thread-delay-ms N      sleep in a second thread before its first call\n"
                 "  --linger-ms N            stay alive after the last call (a reader of memory may still come)\n");
 }
@@ -978,7 +1034,7 @@ int main(int argc, char **argv) {
                 { "hold", no_argument, NULL, 'H' }, { "reaper-first", no_argument, NULL, 'W' },
                 { "reaper-thread", required_argument, NULL, 'R' }, { "user-reap", required_argument, NULL, 'U' },
                 { "thread-delay-ms", required_argument, NULL, 'T' }, { "start-when", required_argument, NULL, 'w' },
-                { "race-fd", required_argument, NULL, 'X' },
+                { "race-fd", required_argument, NULL, 'X' }, { "fd-reuse", required_argument, NULL, 'Y' },
                 { "idiom", required_argument, NULL, 'i' },  { "rounds", required_argument, NULL, 'r' },
                 { "burst", required_argument, NULL, 'b' },
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
@@ -991,7 +1047,7 @@ int main(int argc, char **argv) {
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
         const char *bench_file = NULL, *start_when = NULL;
         unsigned long getppid_calls = 0;
-        unsigned race_rounds = 0;
+        unsigned race_rounds = 0, reuse_rounds = 0;
         unsigned fan_out = 0, open_fds = 0;
         bool hold = false, then_exec = false, reaper_first = false;
         unsigned reaper_thread_rounds = 0, user_reap_rounds = 0;
@@ -1021,6 +1077,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'X':
                         race_rounds = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'Y':
+                        reuse_rounds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
                 case 'H':
                         hold = true;
@@ -1111,6 +1170,10 @@ int main(int argc, char **argv) {
         }
         if (race_rounds) {
                 run_race_fd(race_rounds);
+                return 0;
+        }
+        if (reuse_rounds) {
+                run_fd_reuse(reuse_rounds);
                 return 0;
         }
         if (hold || then_exec)

@@ -252,6 +252,31 @@ int main(void) {
         close(fd_e);
         unlink(path_e2);
 
+        CASE("a path the capture walked in the kernel: the file's, by its identity, whatever its fd names now");
+        char path_k[4200];
+        const int fd_k = 85;
+        struct capture_file during_k = opened_unseen(dir, "k.dat", fd_k, path_k);
+        CHECK_EQ(fdpath_learn(&c, during_k.mnt_id, during_k.ino, path_k, strlen(path_k)), 0);
+        CHECK_EQ(c.learned, 1);
+        close(fd_k);
+        lookups = c.lookups;
+        fdpath_lookup(&c, pid, fd_k, &during_k, 24, &p, &st); /* the fd closed since: the file's path all the same */
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_k);
+        path_str_unref(p);
+        fdpath_of_identity(&c, pid, during_k.mnt_id, during_k.ino, 24, &p, &st);
+        CHECK_EQ(st, PATH_OK);
+        CHECK_STR(p ? p->s : NULL, path_k);
+        path_str_unref(p);
+        CHECK_EQ(c.lookups, lookups); /* no /proc */
+        fdpath_of_identity(&c, pid, during_k.mnt_id, during_k.ino + 12345, 24, &p, &st);
+        CHECK_EQ(st, PATH_NOT_KNOWN);
+        CHECK(p == NULL);
+        unlink(path_k); /* gone: no longer vouched for */
+        fdpath_of_identity(&c, pid, during_k.mnt_id, during_k.ino, 25, &p, &st);
+        CHECK_EQ(st, PATH_NOT_KNOWN);
+        CHECK(p == NULL);
+
         CASE("a path longer than PATH_MAX: said to be, not a closed fd");
         /* 20 levels of 250 characters, made and opened relative to each other */
         char name[251];

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,9 +177,94 @@ static char *path_in(const char *dir, const char *name) {
         return p;
 }
 
+/* Reads on an fd another thread points at another file every millisecond (dup2 of a new open of one of 8
+ * files, each filled with its own letter): the byte read says which file the kernel read.  The truth, a line
+ * a request: its user_data and that file's path. */
+#define REUSE_FILES 8
+static char *reuse_paths[REUSE_FILES];
+static volatile bool reuse_stop;
+static const int reuse_fd = 100;
+
+static void *reuser(void *arg) {
+        (void) arg;
+        for (unsigned i = 1; !reuse_stop; i++) {
+                int fd = open(reuse_paths[i % REUSE_FILES], O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || dup2(fd, reuse_fd) < 0)
+                        die("reuser", errno);
+                close(fd);
+                usleep(1000);
+        }
+        return NULL;
+}
+
+static int fd_reuse(const char *dir, unsigned rounds) {
+        for (unsigned k = 0; k < REUSE_FILES; k++) {
+                char name[16], letter = (char) ('a' + k);
+                snprintf(name, sizeof(name), "reuse-%u.dat", k);
+                reuse_paths[k] = path_in(dir, name);
+                int fd = open(reuse_paths[k], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd < 0 || write(fd, &letter, 1) != 1)
+                        die(reuse_paths[k], errno);
+                close(fd);
+        }
+        int fd = open(reuse_paths[0], O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || dup2(fd, reuse_fd) < 0)
+                die("dup2", errno);
+        close(fd);
+        struct io_uring ring;
+        int r = io_uring_queue_init(8, &ring, 0);
+        if (r < 0)
+                die("io_uring_queue_init", r);
+        pthread_t t;
+        if (pthread_create(&t, NULL, reuser, NULL) != 0)
+                die("pthread_create", EAGAIN);
+        for (unsigned i = 0; i < rounds; i++) {
+                char byte = 0;
+                struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                io_uring_prep_read(sqe, reuse_fd, &byte, 1, 0);
+                sqe->user_data = 0x7900000000ull + i;
+                submit(&ring, 1);
+                struct io_uring_cqe *cqe;
+                if ((r = io_uring_wait_cqe(&ring, &cqe)) < 0)
+                        die("io_uring_wait_cqe", r);
+                int res = cqe->res;
+                io_uring_cqe_seen(&ring, cqe);
+                unsigned k = (unsigned) (byte - 'a');
+                fprintf(truth, "{\"user_data\":%llu,\"res\":%d,\"path\":\"%s\"}\n", 0x7900000000ull + i, res,
+                        res == 1 && k < REUSE_FILES ? reuse_paths[k] : "");
+        }
+        reuse_stop = true;
+        pthread_join(t, NULL);
+        io_uring_queue_exit(&ring);
+        return 0;
+}
+
+/* An SQE written again right after its submit: the kernel reads it once (at io_uring_enter, or when the SQPOLL
+ * thread comes to it, which may be after), and what it read is what the request says.  A read of 512 bytes at
+ * 0 becomes one at 4096; the file has 'X' at 0 and 'Y' at 4096, so the bytes read say which offset the kernel
+ * took. */
+static void scribbled_sqe(struct io_uring *ring, const char *dir) {
+        char *c = path_in(dir, "uc.dat");
+        int fc = open(c, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        static char xy[8192], got[512];
+        memset(xy, 'X', 4096);
+        memset(xy + 4096, 'Y', 4096);
+        if (fc < 0 || write(fc, xy, sizeof(xy)) != (ssize_t) sizeof(xy))
+                die("uc.dat", errno);
+        struct io_uring_sqe *sqe = sqe_for(ring, "pread", fc, false, c, 0, 512);
+        io_uring_prep_read(sqe, fc, got, 512, 0);
+        tag(sqe);
+        submit(ring, 1);
+        sqe->off = 4096;
+        reap(ring, 1);
+        wants[n_wants - 1].off = got[0] == 'Y' ? 4096 : 0;
+        free(c);
+}
+
 int main(int argc, char **argv) {
         const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL;
         bool sqpoll = false, hold = false, all_ops = false;
+        unsigned reuse_rounds = 0;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
                         dir = argv[++i];
@@ -192,9 +278,11 @@ int main(int argc, char **argv) {
                         hold = true;
                 else if (strcmp(argv[i], "--every-op") == 0)
                         all_ops = true;
+                else if (strcmp(argv[i], "--fd-reuse") == 0 && i + 1 < argc)
+                        reuse_rounds = (unsigned) strtoul(argv[++i], NULL, 10);
                 else {
                         fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll] "
-                                        "[--hold] [--every-op]\n");
+                                        "[--hold] [--every-op] [--fd-reuse N]\n");
                         return 2;
                 }
         }
@@ -205,6 +293,8 @@ int main(int argc, char **argv) {
         truth = fopen(truth_path, "we");
         if (!truth)
                 die(truth_path, errno);
+        if (reuse_rounds)
+                return fd_reuse(dir, reuse_rounds);
         char *a = path_in(dir, "ua.dat"), *b = path_in(dir, "ub.dat");
         int fa = open(a, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         int fb = open(b, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -266,6 +356,7 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 2);
         reap(&ring, 1);
+        scribbled_sqe(&ring, dir);
         /* fsync, and with IORING_FSYNC_DATASYNC */
         sqe = sqe_for(&ring, "fsync", fa, false, a, 0, 0);
         io_uring_prep_fsync(sqe, fa, 0);

@@ -78,6 +78,23 @@ PY
 rmdir "$INSTANCE"
 trap cleanup EXIT
 
+echo "== an fd another thread points at another file every millisecond: every request the path of the file read"
+write_config "$T/reuse.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
+        'drain_interval_ms = 5;' 'records = [ "requests" ];' 'output = { format = "json"; };'
+start_daemon_json "$T/reuse.conf" "$T/reuse.json"
+"$URING" --comm uring-w --dir "$T/w" --truth "$T/reuse.truth" --fd-reuse 3000 || fail "the workload failed"
+stop_daemon "$T/reuse.json"
+"$PYTHON3" - "$T/reuse.truth" "$T/reuse.json" <<'PY' || fail "requests without the path of the file the kernel read"
+import json, sys
+truth = {w['user_data']: w['path'] for w in map(json.loads, open(sys.argv[1]))}
+recs = [e for e in map(json.loads, open(sys.argv[2])) if e.get('kind') == 'request' and int(e['data'], 16) >> 32 == 0x79]
+right = [r for r in recs if r.get('path') == truth[int(r['data'], 16)] and 'path_state' not in r]
+print(f'{len(truth)} reads, {len(recs)} records, {len(right)} with the path of the file the kernel read')
+sys.exit(0 if len(right) == len(recs) == len(truth) else 1)
+PY
+grep -q '^aiotraced: file paths: [1-9][0-9]* walked in the kernel' "$T/reuse.json.err" ||
+        fail "no path walked in the kernel"
+
 echo "== killed with a request in flight: it ends with the process, and nothing comes after"
 write_config "$T/kill.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
         'drain_interval_ms = 5;' 'records = [ "requests", "summary" ];' 'output = { format = "json"; };'
