@@ -50,7 +50,11 @@ struct fdtable {
         unsigned int max_fds;
         struct file **fd;
 } __attribute__((preserve_access_index));
+typedef struct {
+        int counter;
+} atomic_t;
 struct files_struct {
+        atomic_t count; /* the tasks that share the table */
         struct fdtable *fdt;
 } __attribute__((preserve_access_index));
 struct mm_struct {
@@ -227,6 +231,24 @@ struct {
 
 #define ENTER_FILES_MAX 8
 
+/* What the kernel itself used for a direct read or write through iomap, during the call (the file, offset and
+ * length of its own copy of the iocb): the iocb's memory may say otherwise by the exit, if another thread wrote
+ * it meanwhile. */
+struct kview {
+        __u32 mnt_id;
+        __u32 pad;
+        __u64 ino;
+        __s64 pos;
+        __u64 count;
+};
+/* The first few of a call in the thread's own storage (no hashing: each direct read of a one-iocb io_submit
+ * would otherwise pay an update, a lookup and a delete), the rest in kviews. */
+#define KVIEWS_IN_THREAD 4
+struct kview_slot {
+        __u64 iocb;
+        struct kview v;
+};
+
 /* Per thread, in the task's own storage (freed with the task, found without hashing): the arguments of the
  * call in progress, and whether its command name is watched, for that name and watch generation. */
 struct thread_state {
@@ -241,6 +263,10 @@ struct thread_state {
         __u32 sc; /* the call in progress, with args_valid */
         __u32 n_enter_files;
         __u64 enter_files[ENTER_FILES_MAX]; /* io_submit: the files its first iocbs' fds named at its enter */
+        __u32 n_kviews;
+        __u32 told_mnt_id; /* the file identity this thread last found told (in paths_sent): no lookup for it */
+        __u64 told_ino;
+        struct kview_slot kviews[KVIEWS_IN_THREAD]; /* this io_submit's direct I/O, as the kernel took it */
         __u64 cgroup_id;
         __u64 by_call_ctx; /* the context whose ring this thread last marked as reaped by io_getevents */
         char comm[GLOB_COMM_SIZE];
@@ -275,6 +301,10 @@ struct build {
         struct file *last_file;
         __u32 n_enter_files; /* io_submit: ENTER_FILES_MAX at most, from the thread's state */
         __u64 enter_files[ENTER_FILES_MAX];
+        __u32 n_kviews; /* and the kernel's views of its direct I/O */
+        struct kview_slot kviews[KVIEWS_IN_THREAD];
+        __u32 told_mnt_id; /* the thread's identity known told, and the one told or found last */
+        __u64 told_ino;
 };
 
 /* The keys a verdict looks up that are too large for the stack, and the walk up the cgroup tree. */
@@ -672,6 +702,15 @@ static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct t
         return s;
 }
 
+/* The same for a thread whose verdict is known. */
+static __always_inline struct scratch *record_begin_watched(struct loop_ctx *l) {
+        count(CAPTURE_CNT_RECORDS);
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                count(CAPTURE_CNT_NO_SCRATCH);
+        return s;
+}
+
 /* n_args: the syscall's own count.  The kernel refuses to attach a program that reads past the record. */
 /* The enter is kept in the thread's storage and travels in the exit's record: one record per call.  Only a
  * thread without storage has its enter written as a record of its own. */
@@ -693,6 +732,10 @@ static __always_inline struct file *file_of_fd(__u32 fd);
 /* io_submit's enter: the files its first iocbs' fds name, for its exit to see whether an fd named another
  * during the call (another thread's dup2 or close and open): the file the kernel read is then not known. */
 static __always_inline void files_at_enter(struct thread_state *ts, __u64 iocbpp, long nr) {
+        /* A table no other task shares changes only by this thread's own calls: not during this one. */
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+        if (BPF_CORE_READ(task, files, count.counter) <= 1)
+                return;
         __u64 ptrs[ENTER_FILES_MAX] = {};
         __u32 n = nr <= 0 ? 0 : nr < ENTER_FILES_MAX ? (__u32) nr : ENTER_FILES_MAX;
         if (n == 0 || n > ENTER_FILES_MAX || bpf_probe_read_user(ptrs, n * 8, (const void *) iocbpp) != 0)
@@ -727,6 +770,7 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
                 ts->args_valid = 1;
                 ts->sc = (__u32) sc;
                 ts->n_enter_files = 0;
+                ts->n_kviews = 0;
                 if (sc == AIO_IO_SUBMIT)
                         files_at_enter(ts, ctx->args[2], (long) ctx->args[1]);
                 return NEUTRAL;
@@ -957,20 +1001,12 @@ static __always_inline void file_identity(struct scratch *s, __u32 fd, struct ca
         s->b.last_ino = ino;
 }
 
-/* What the kernel itself used for a direct read or write through iomap, during the call (the file, offset and
- * length of its own copy of the iocb), by (thread, user iocb): the iocb's memory may say otherwise by the exit,
- * if another thread wrote it meanwhile.  LRU: a view the exit never took (its call's record lost) goes. */
+/* The kernel's views beyond a call's first KVIEWS_IN_THREAD, by (thread, user iocb).  LRU: a view the exit never
+ * took (its call's record lost) goes. */
 struct kview_key {
         __u32 tid;
         __u32 pad;
         __u64 iocb;
-};
-struct kview {
-        __u32 mnt_id;
-        __u32 pad;
-        __u64 ino;
-        __s64 pos;
-        __u64 count;
 };
 struct {
         __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -983,9 +1019,21 @@ struct {
 
 /* The iocb as the exit reads it, against the kernel's own view of it where there is one: the same, or the
  * kernel's file, offset and length instead. */
-static __always_inline void kernel_view(struct capture_iocb_file *cf, __u64 iocb, const __u8 *cb, int vectored) {
+static __always_inline void kernel_view(struct scratch *s, struct capture_iocb_file *cf, __u64 iocb, const __u8 *cb,
+                                        int vectored) {
+        struct kview *v = 0;
+        __u32 n = s->b.n_kviews;
+        for (__u32 k = 0; k < KVIEWS_IN_THREAD; k++)
+                if (k < n && s->b.kviews[k].iocb == iocb) {
+                        v = &s->b.kviews[k].v;
+                        break;
+                }
         struct kview_key key = { .tid = (__u32) bpf_get_current_pid_tgid(), .iocb = iocb };
-        struct kview *v = bpf_map_lookup_elem(&kviews, &key);
+        int in_map = 0;
+        if (!v && n > KVIEWS_IN_THREAD) {
+                v = bpf_map_lookup_elem(&kviews, &key);
+                in_map = v != 0;
+        }
         if (!v)
                 return;
         int same = v->mnt_id == cf->file.mnt_id && v->ino == cf->file.ino &&
@@ -1000,7 +1048,8 @@ static __always_inline void kernel_view(struct capture_iocb_file *cf, __u64 iocb
                 cf->kernel_pos = v->pos;
                 cf->kernel_count = v->count;
         }
-        bpf_map_delete_elem(&kviews, &key);
+        if (in_map)
+                bpf_map_delete_elem(&kviews, &key);
 }
 
 /* The file identities whose paths were written: each once, while the daemon keeps what it was told (LRU: a
@@ -1132,17 +1181,22 @@ static long iocb_step(__u32 i, void *ctx) {
         /* a file whose path the daemon was not told yet: told after the loop (a callback cannot write) */
         struct file_key key = { .mnt_id = file->mnt_id, .ino = file->ino };
         __u32 k = s->n_new_files;
-        if (file->mnt_id && k < NEW_FILES_MAX && !bpf_map_lookup_elem(&paths_sent, &key) &&
-            (k == 0 || s->new_files[(k - 1) & (NEW_FILES_MAX - 1)].f != s->b.last_file)) {
-                s->new_files[k & (NEW_FILES_MAX - 1)] =
-                        (struct new_file) { .f = s->b.last_file, .mnt_id = file->mnt_id, .ino = file->ino };
-                s->n_new_files = k + 1;
+        int told = file->mnt_id == s->b.told_mnt_id && file->ino == s->b.told_ino;
+        if (file->mnt_id && !told && k < NEW_FILES_MAX) {
+                if (bpf_map_lookup_elem(&paths_sent, &key)) {
+                        s->b.told_mnt_id = file->mnt_id;
+                        s->b.told_ino = file->ino;
+                } else if (k == 0 || s->new_files[(k - 1) & (NEW_FILES_MAX - 1)].f != s->b.last_file) {
+                        s->new_files[k & (NEW_FILES_MAX - 1)] =
+                                (struct new_file) { .f = s->b.last_file, .mnt_id = file->mnt_id, .ino = file->ino };
+                        s->n_new_files = k + 1;
+                }
         }
         __u16 opcode = *(__u16 *) (cb + IOCB_OPCODE_OFFSET);
         if (file->mnt_id && i < s->b.n_enter_files &&
             s->b.enter_files[i & (ENTER_FILES_MAX - 1)] != (__u64) s->b.last_file)
                 cf->flags |= CAPTURE_IOCB_FD_MOVED;
-        kernel_view(cf, ptr, cb, opcode <= AIO_OPCODE_MAX && aio_vectored[opcode]);
+        kernel_view(s, cf, ptr, cb, opcode <= AIO_OPCODE_MAX && aio_vectored[opcode]);
         if (opcode > AIO_OPCODE_MAX || !aio_vectored[opcode])
                 return 0;
         __u64 iov = *(__u64 *) (cb + IOCB_BUF_OFFSET), n_iov = *(__u64 *) (cb + IOCB_NBYTES_OFFSET);
@@ -1238,7 +1292,8 @@ static __always_inline void capture_memory(struct loop_ctx *l, struct scratch *s
 }
 
 /* The header after the exit record: what follows, the enter, the arguments and the thread's name. */
-static __always_inline void put_header(struct scratch *s, const __u64 *args, __u64 enter_time, __u32 enter_cpu) {
+static __always_inline void put_header(struct scratch *s, const __u64 *args, __u64 enter_time, __u32 enter_cpu,
+                                       const char *comm) {
         struct capture_header *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
         h->magic = CAPTURE_MAGIC;
         h->version = CAPTURE_VERSION;
@@ -1251,7 +1306,10 @@ static __always_inline void put_header(struct scratch *s, const __u64 *args, __u
         __builtin_memcpy(h->args, args, sizeof(h->args));
         h->n_files = s->b.n_files;
         h->files_off = s->b.n_files ? s->b.files_off - CAPTURE_EXIT_RAW_SIZE - sizeof(struct capture_header) : 0;
-        bpf_get_current_comm(h->comm, sizeof(h->comm));
+        if (comm) /* the name its verdict was made for, at the enter */
+                __builtin_memcpy(h->comm, comm, sizeof(h->comm));
+        else
+                bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
 static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
@@ -1259,7 +1317,9 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                 return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
-        struct scratch *s = record_begin(&l, ts);
+        /* a call whose enter was kept was watched then: its verdict is not made again */
+        int entered = ts && ts->args_valid && ts->sc == (__u32) sc;
+        struct scratch *s = entered ? record_begin_watched(&l) : record_begin(&l, ts);
         if (!s)
                 return NEUTRAL;
         long ret = ctx->ret;
@@ -1279,10 +1339,18 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         __u64 enter_time = 0;
         __u32 enter_cpu = 0;
         s->b.n_enter_files = 0;
-        if (ts && ts->args_valid) {
-                if (sc == AIO_IO_SUBMIT && ts->sc == AIO_IO_SUBMIT) {
+        s->b.n_kviews = 0;
+        s->b.told_mnt_id = 0;
+        if (entered) {
+                if (sc == AIO_IO_SUBMIT) {
                         s->b.n_enter_files = ts->n_enter_files;
-                        __builtin_memcpy(s->b.enter_files, ts->enter_files, sizeof(s->b.enter_files));
+                        if (ts->n_enter_files)
+                                __builtin_memcpy(s->b.enter_files, ts->enter_files, sizeof(s->b.enter_files));
+                        s->b.n_kviews = ts->n_kviews;
+                        if (ts->n_kviews)
+                                __builtin_memcpy(s->b.kviews, ts->kviews, sizeof(s->b.kviews));
+                        s->b.told_mnt_id = ts->told_mnt_id;
+                        s->b.told_ino = ts->told_ino;
                 }
                 __builtin_memcpy(a.args, ts->args, sizeof(a.args));
                 enter_time = ts->enter_time;
@@ -1309,9 +1377,14 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         if (!(s->b.flags & CAPTURE_F_NO_ARGS) &&
             (sc == AIO_IO_SUBMIT || sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS))
                 capture_ring(s, a.args[0], sc != AIO_IO_SUBMIT && ret > 0 ? (__u32) ret : 0);
-        if (sc == AIO_IO_SUBMIT)
+        if (sc == AIO_IO_SUBMIT) {
                 put_files(s);
-        put_header(s, a.args, enter_time, enter_cpu);
+                if (ts) {
+                        ts->told_mnt_id = s->b.told_mnt_id;
+                        ts->told_ino = s->b.told_ino;
+                }
+        }
+        put_header(s, a.args, enter_time, enter_cpu, entered ? ts->comm : 0);
         output(ctx, s->buf, s->b.off & (OFF_LIMIT - 1));
         return NEUTRAL;
 }
@@ -1505,11 +1578,18 @@ int aio_dio_begin(__u64 *ctx) {
         if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT || !BPF_CORE_READ(k, ki_complete))
                 return 0;
         struct aio_kiocb *req = (struct aio_kiocb *) k; /* its kiocb is its first member */
-        struct kview_key key = { .tid = (__u32) bpf_get_current_pid_tgid(), .iocb = BPF_CORE_READ(req, ki_res.obj) };
+        __u64 iocb = BPF_CORE_READ(req, ki_res.obj);
         struct kview v = { .pos = BPF_CORE_READ(k, ki_pos), .count = BPF_CORE_READ(iter, count) };
         if (!identity_of(BPF_CORE_READ(k, ki_filp), &v.mnt_id, &v.ino))
                 return 0;
-        bpf_map_update_elem(&kviews, &key, &v, BPF_ANY);
+        __u32 n = ts->n_kviews;
+        if (n < KVIEWS_IN_THREAD) {
+                ts->kviews[n & (KVIEWS_IN_THREAD - 1)] = (struct kview_slot) { .iocb = iocb, .v = v };
+        } else {
+                struct kview_key key = { .tid = (__u32) bpf_get_current_pid_tgid(), .iocb = iocb };
+                bpf_map_update_elem(&kviews, &key, &v, BPF_ANY);
+        }
+        ts->n_kviews = n + 1;
         return 0;
 }
 

@@ -634,7 +634,8 @@ const uint64_t *bpf_capture_counters(const struct bpf_capture *c, enum capture_c
         return c->percpu;
 }
 
-int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns) {
+int bpf_capture_run_time(const struct bpf_capture *c, bpf_capture_each_prog each, void *userdata, uint64_t *ret_runs,
+                         uint64_t *ret_ns) {
         uint64_t runs = 0, ns = 0;
         struct bpf_program *prog;
         bpf_object__for_each_program(prog, c->skel->obj) {
@@ -647,6 +648,8 @@ int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64
                         return -errno;
                 runs += info.run_cnt;
                 ns += info.run_time_ns;
+                if (each && info.run_cnt > 0)
+                        each(bpf_program__name(prog), info.run_cnt, info.run_time_ns, userdata);
         }
         *ret_runs = runs;
         *ret_ns = ns;
@@ -702,7 +705,8 @@ const uint64_t *bpf_capture_counters(const struct bpf_capture *c, enum capture_c
         return NULL;
 }
 
-int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns) {
+int bpf_capture_run_time(const struct bpf_capture *c, bpf_capture_each_prog each, void *userdata, uint64_t *ret_runs,
+                         uint64_t *ret_ns) {
         return -EOPNOTSUPP;
 }
 #endif

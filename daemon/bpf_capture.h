@@ -40,7 +40,9 @@ void bpf_capture_stop(struct bpf_capture *c);
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which);
 /* The same of every possible CPU at once, by CPU number, in n_possible values (0: none could be read). */
 const uint64_t *bpf_capture_counters(const struct bpf_capture *c, enum capture_counter which);
-/* What the programs have cost the threads they ran in: runs and nanoseconds, summed over the programs.  The
- * kernel counts both only while the sysctl kernel.bpf_stats_enabled is 1 (it costs a clock read or two a run),
- * so both are 0 if it never was. */
-int bpf_capture_run_time(const struct bpf_capture *c, uint64_t *ret_runs, uint64_t *ret_ns);
+/* What the programs have cost the threads they ran in: runs and nanoseconds, summed over the programs, and
+ * each program that ran given to each (when not NULL).  The kernel counts both only while the sysctl
+ * kernel.bpf_stats_enabled is 1 (it costs a clock read or two a run), so both are 0 if it never was. */
+typedef void (*bpf_capture_each_prog)(const char *name, uint64_t runs, uint64_t ns, void *userdata);
+int bpf_capture_run_time(const struct bpf_capture *c, bpf_capture_each_prog each, void *userdata, uint64_t *ret_runs,
+                         uint64_t *ret_ns);

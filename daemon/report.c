@@ -35,6 +35,12 @@ static double tv_seconds(const struct timeval *tv) {
 
 /* What tracing cost the daemon itself, said at exit: CPU time and peak memory, the rings apart; and the
  * capture's share, which runs in the traced threads, when the kernel measured it. */
+static void log_prog_run_time(const char *name, uint64_t runs, uint64_t ns, void *userdata) {
+        (void) userdata;
+        log_info("the in-kernel capture's program %s: %" PRIu64 " runs, %.0f ns a run", name, runs,
+                 (double) ns / (double) runs);
+}
+
 static void report_usage(const struct daemon *d) {
         struct rusage ru;
         if (getrusage(RUSAGE_SELF, &ru) < 0)
@@ -49,7 +55,7 @@ static void report_usage(const struct daemon *d) {
                  "peak RSS %ld KiB (the rings: %zu KiB)", user, system, tracing_user + tracing_system, tracing_user,
                  tracing_system, ru.ru_maxrss, rings_kib);
         uint64_t runs, ns;
-        if (d->capture && bpf_capture_run_time(d->capture, &runs, &ns) >= 0 && runs > 0)
+        if (d->capture && bpf_capture_run_time(d->capture, log_prog_run_time, NULL, &runs, &ns) >= 0 && runs > 0)
                 log_info("the in-kernel capture: %" PRIu64 " program runs, %.6f s in the traced threads (%.0f ns a "
                          "run), measured while kernel.bpf_stats_enabled was 1",
                          runs, (double) ns / 1e9, (double) ns / (double) runs);

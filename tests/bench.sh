@@ -334,6 +334,10 @@ if [ "$stats_was" != - ] && sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null;
                 awk -v l="$load" -v r="$runs" -v p="$prog_s" -v pr="$per_run" -v n="$d_calls" -v c="$cpu" 'BEGIN {
                         printf "%s: %d program runs, %s ns a run; a call: %.2f us in the traced thread, %.2f us in the daemon\n",
                                l, r, pr, p / n * 1e6, c / n * 1e6 }'
+                # program by program, those run at least once a hundred calls
+                sed -n "s/^aiotraced: the in-kernel capture's program \([a-z_0-9]*\): \([0-9]*\) runs, \([0-9]*\) ns a run$/\1 \2 \3/p" \
+                        "$T/bench.err" | awk -v n="$d_calls" '$2 * 100 >= n {
+                        printf "  %-22s %.2f runs a call, %s ns a run\n", $1, $2 / n, $3 }'
         done
         sysctl -q -w kernel.bpf_stats_enabled="$stats_was"
 fi
