@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "fd-reuser.h"
 
 static FILE *truth;
 static pthread_mutex_t truth_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -698,59 +699,30 @@ static void run_race_fd(unsigned rounds) {
                 close(race_fds[k]);
 }
 
-/* Reads on an fd another thread points at another file every millisecond (dup2 of a new open of one of 8
- * files, each holding its own letter): the byte read says which file the kernel read.  The truth, a line a
- * request. */
-#define REUSE_FILES 8
-static char reuse_paths[REUSE_FILES][4200];
-static volatile bool reuse_stop;
-static const int reuse_fd = 100;
-
-static void *reuser(void *arg) {
-        (void) arg;
-        for (unsigned i = 1; !reuse_stop; i++) {
-                int fd = open(reuse_paths[i % REUSE_FILES], O_RDONLY | O_CLOEXEC);
-                if (fd < 0 || dup2(fd, reuse_fd) < 0)
-                        die("reuser");
-                close(fd);
-                usleep(1000);
-        }
-        return NULL;
-}
-
+/* Reads on an fd another thread points at another file every millisecond.  The truth, a line a request. */
 static void run_fd_reuse(unsigned rounds) {
-        for (unsigned k = 0; k < REUSE_FILES; k++) {
-                char letter = (char) ('a' + k);
-                snprintf(reuse_paths[k], sizeof(reuse_paths[k]), "%s/reuse-%u.dat", dir, k);
-                int fd = open(reuse_paths[k], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-                if (fd < 0 || write(fd, &letter, 1) != 1)
-                        die(reuse_paths[k]);
-                close(fd);
+        static struct fd_reuser reuse;
+        int r = fd_reuser_start(&reuse, dir, 100);
+        if (r < 0) {
+                errno = -r;
+                die("fd reuser");
         }
-        int fd = open(reuse_paths[0], O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || dup2(fd, reuse_fd) < 0)
-                die("dup2");
-        close(fd);
         aio_context_t ctx = 0;
         if (syscall(SYS_io_setup, 1, &ctx) < 0)
                 die("io_setup");
-        pthread_t t;
-        if (pthread_create(&t, NULL, reuser, NULL) != 0)
-                die("pthread_create");
         for (unsigned i = 0; i < rounds; i++) {
                 char byte = 0;
-                struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t) reuse_fd,
+                struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t) reuse.fd,
                                    .aio_buf = (uint64_t) (uintptr_t) &byte, .aio_nbytes = 1, .aio_data = i };
                 struct iocb *list[1] = { &cb };
                 struct io_event ev;
                 if (syscall(SYS_io_submit, ctx, 1, list) != 1 || syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
                         die("io_submit");
-                unsigned k = (unsigned) (byte - 'a');
+                const char *file = fd_reuser_file_of(&reuse, byte);
                 fprintf(truth, "reuse data=%u res=%lld file=%s\n", i, (long long) ev.res,
-                        ev.res == 1 && k < REUSE_FILES ? reuse_paths[k] : "?");
+                        ev.res == 1 && file ? file : "?");
         }
-        reuse_stop = true;
-        pthread_join(t, NULL);
+        fd_reuser_stop(&reuse);
 }
 
 static void run_getppid(unsigned long n) {
