@@ -1887,15 +1887,12 @@ int uring_complete(__u64 *ctx) {
         r.complete.res = cqe.res;
         r.complete.cflags = cqe.flags;
         uring_completer(&r.u, owner);
-        __u8 req_flags = 0;
+        /* a registered file's too: the request holds the file itself, not the table's tagged slot */
         struct file *f = req ? BPF_CORE_READ(req, file) : 0;
-        if (f) {
-                bpf_probe_read_kernel(&req_flags, 1, (__u8 *) req + bpf_core_field_offset(struct io_kiocb, flags));
-                if (!(req_flags & REQ_F_FIXED_FILE) && identity_of(f, &r.u.file.mnt_id, &r.u.file.ino)) {
-                        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-                        r.u.flags |= CAPTURE_URING_F_FILE;
-                        send_path(ctx, &l, f, r.u.file.mnt_id, r.u.file.ino);
-                }
+        if (f && identity_of(f, &r.u.file.mnt_id, &r.u.file.ino)) {
+                struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+                r.u.flags |= CAPTURE_URING_F_FILE;
+                send_path(ctx, &l, f, r.u.file.mnt_id, r.u.file.ino);
         }
         output(ctx, &r, sizeof(r));
         return NEUTRAL;

@@ -71,15 +71,15 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
         p->link_req = u->linked ? u->req : 0;
         if (proc_in_flight(p) > p->iv.inflight_max)
                 p->iv.inflight_max = proc_in_flight(p);
-        /* a registered file's index names no fd of the process: its path is not looked up */
+        /* a registered file's index names no fd of the process: its path comes with the completion */
         if (t->opt.paths && !u->fixed_file && !u->no_file)
                 fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
 }
 
 /* The file the kernel used, where it is not the one the fd named at the submit (another thread pointed the fd
- * elsewhere before the request was issued): its path instead. */
+ * elsewhere before the request was issued, or a registered file, which names no fd): its path instead. */
 static void kernel_file_path(struct tracker *t, struct request *r, const struct capture_file *kf, uint64_t generation) {
-        if (!kf || r->no_file || r->fixed_file || !t->opt.paths ||
+        if (!kf || r->no_file || !t->opt.paths ||
             (kf->mnt_id == r->file_mnt_id && kf->ino == r->file_ino))
                 return;
         path_str_unref(r->path);

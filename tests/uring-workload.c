@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "fd-reuser.h"
 
 struct want {
         const char *op;
@@ -177,51 +178,21 @@ static char *path_in(const char *dir, const char *name) {
         return p;
 }
 
-/* Reads on an fd another thread points at another file every millisecond (dup2 of a new open of one of 8
- * files, each filled with its own letter): the byte read says which file the kernel read.  The truth, a line
- * a request: its user_data and that file's path. */
-#define REUSE_FILES 8
-static char *reuse_paths[REUSE_FILES];
-static volatile bool reuse_stop;
-static const int reuse_fd = 100;
-
-static void *reuser(void *arg) {
-        (void) arg;
-        for (unsigned i = 1; !reuse_stop; i++) {
-                int fd = open(reuse_paths[i % REUSE_FILES], O_RDONLY | O_CLOEXEC);
-                if (fd < 0 || dup2(fd, reuse_fd) < 0)
-                        die("reuser", errno);
-                close(fd);
-                usleep(1000);
-        }
-        return NULL;
-}
-
+/* Reads on an fd another thread points at another file every millisecond.  The truth, a line a request: its
+ * user_data and that file's path. */
 static int fd_reuse(const char *dir, unsigned rounds) {
-        for (unsigned k = 0; k < REUSE_FILES; k++) {
-                char name[16], letter = (char) ('a' + k);
-                snprintf(name, sizeof(name), "reuse-%u.dat", k);
-                reuse_paths[k] = path_in(dir, name);
-                int fd = open(reuse_paths[k], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-                if (fd < 0 || write(fd, &letter, 1) != 1)
-                        die(reuse_paths[k], errno);
-                close(fd);
-        }
-        int fd = open(reuse_paths[0], O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || dup2(fd, reuse_fd) < 0)
-                die("dup2", errno);
-        close(fd);
+        static struct fd_reuser reuse;
+        int r = fd_reuser_start(&reuse, dir, 100);
+        if (r < 0)
+                die("fd reuser", -r);
         struct io_uring ring;
-        int r = io_uring_queue_init(8, &ring, 0);
+        r = io_uring_queue_init(8, &ring, 0);
         if (r < 0)
                 die("io_uring_queue_init", r);
-        pthread_t t;
-        if (pthread_create(&t, NULL, reuser, NULL) != 0)
-                die("pthread_create", EAGAIN);
         for (unsigned i = 0; i < rounds; i++) {
                 char byte = 0;
                 struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-                io_uring_prep_read(sqe, reuse_fd, &byte, 1, 0);
+                io_uring_prep_read(sqe, reuse.fd, &byte, 1, 0);
                 sqe->user_data = 0x7900000000ull + i;
                 submit(&ring, 1);
                 struct io_uring_cqe *cqe;
@@ -229,12 +200,11 @@ static int fd_reuse(const char *dir, unsigned rounds) {
                         die("io_uring_wait_cqe", r);
                 int res = cqe->res;
                 io_uring_cqe_seen(&ring, cqe);
-                unsigned k = (unsigned) (byte - 'a');
+                const char *file = fd_reuser_file_of(&reuse, byte);
                 fprintf(truth, "{\"user_data\":%llu,\"res\":%d,\"path\":\"%s\"}\n", 0x7900000000ull + i, res,
-                        res == 1 && k < REUSE_FILES ? reuse_paths[k] : "");
+                        res == 1 && file ? file : "");
         }
-        reuse_stop = true;
-        pthread_join(t, NULL);
+        fd_reuser_stop(&reuse);
         io_uring_queue_exit(&ring);
         return 0;
 }
@@ -380,10 +350,10 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 1);
         reap(&ring, 1);
-        /* a registered file: fd is its index, no path */
+        /* a registered file: fd is its index; its path, the file the kernel wrote */
         if ((r = io_uring_register_files(&ring, &fb, 1)) < 0)
                 die("io_uring_register_files", r);
-        sqe = sqe_for(&ring, "pwrite", 0, true, NULL, 0, 4096);
+        sqe = sqe_for(&ring, "pwrite", 0, true, b, 0, 4096);
         io_uring_prep_write(sqe, 0, buf[0], 4096, 0);
         sqe->flags |= IOSQE_FIXED_FILE;
         tag(sqe);
