@@ -195,6 +195,7 @@ echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of sys
 for load in ${BENCH_LOADS:-batched single fio}; do
         : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
         : >"$T/p_ratio" >"$T/c_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
+        : >"$T/vs_perf"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
@@ -229,6 +230,8 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                         # perf writes a sample at each enter and each exit: half as many calls
                         p_calls=$((p_samples / 2))
                         awk -v t="$p_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/p_ratio"
+                        # the goal: aiotraced's IOPS over perf record's, run next to each other in the round
+                        awk -v t="$t_iops" -v p="$p_iops" 'BEGIN {print t / p}' >>"$T/vs_perf"
                         awk -v c="$p_cpu" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_cpu_call"
                         awk -v c="$p_user" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_user_call"
                         awk -v c="$p_system" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_sys_call"
@@ -257,6 +260,9 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                      "CPU $(median <"$T/p_cpu_call") s per million calls (user $(median <"$T/p_user_call")," \
                      "system $(median <"$T/p_sys_call")); $(median <"$T/p_bpc") bytes a call;" \
                      "aiotraced's CPU a call over perf record's, paired: $(median <"$T/p_cpu_vs")"
+        [ ! -s "$T/vs_perf" ] ||
+                echo "$load, aiotraced's IOPS over raw perf record's, paired: $(median <"$T/vs_perf")" \
+                     "($(spread <"$T/vs_perf"))"
         [ ! -s "$T/c_ratio" ] ||
                 echo "$load, the same tracepoints only counted (perf stat, nothing written): paired ratio" \
                      "$(median <"$T/c_ratio") ($(spread <"$T/c_ratio"))"
