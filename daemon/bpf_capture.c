@@ -35,6 +35,8 @@ struct bpf_capture {
         unsigned cgroup_looks;
         size_t n_events;
         int n_possible;
+        const struct event_table *attached; /* the events' table, once attached */
+        bool uring_calls; /* io_uring's calls are written (records = "syscalls"): their programs attached */
         uint32_t generation; /* of the watch list: 0 before the first */
         uint32_t set;        /* the maps' set in force */
         uint64_t *percpu; /* n_possible values, for reading one counter */
@@ -315,26 +317,62 @@ void bpf_capture_free(struct bpf_capture *c) {
         free(c);
 }
 
+/* io_uring_setup, _enter and _register: written only as calls, so their programs are attached only while
+ * calls are (each costs every io_uring_enter of every process a program run). */
+static bool uring_call_event(const struct event_desc *d) {
+        return (d->kind == EVENT_SYS_ENTER || d->kind == EVENT_SYS_EXIT) && d->syscall >= AIO_URING_SYSCALL_FIRST;
+}
+
+static int attach_event(struct bpf_capture *c, size_t k, const struct event_desc *d, char *error, size_t error_size) {
+        char name[64];
+        program_name(d, name, sizeof(name));
+        struct bpf_program *prog = name[0] ? bpf_object__find_program_by_name(c->skel->obj, name) : NULL;
+        if (!prog || c->links[k] || !bpf_program__autoload(prog))
+                return 0;
+        /* A program belongs to the tracepoint, not to one CPU: it runs for every hit, on any CPU.  libbpf opens one
+         * event for it that samples nothing, and a BPF link where the kernel has them. */
+        c->links[k] = bpf_program__type(prog) == BPF_PROG_TYPE_TRACING
+                              ? bpf_program__attach(prog) /* tp_btf: the tracepoint's own arguments */
+                              : bpf_program__attach_tracepoint(prog, d->system, d->name);
+        if (!c->links[k]) {
+                int r = -errno;
+                snprintf(error, error_size, "attaching the BPF program to %s:%s: %s%s%s", d->system, d->name,
+                         strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
+                return r;
+        }
+        return 0;
+}
+
+/* io_uring's call programs attached or detached as c->uring_calls says. */
+static int sync_uring_calls(struct bpf_capture *c, char *error, size_t error_size) {
+        const struct event_table *t = c->attached;
+        for (size_t k = 0; t && k < t->n_events; k++) {
+                if (!uring_call_event(&t->events[k]))
+                        continue;
+                if (!c->uring_calls) {
+                        bpf_link__destroy(c->links[k]);
+                        c->links[k] = NULL;
+                        continue;
+                }
+                int r = attach_event(c, k, &t->events[k], error, error_size);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char *error, size_t error_size) {
         for (size_t k = 0; k < t->n_events; k++) {
-                const struct event_desc *d = &t->events[k];
-                char name[64];
-                program_name(d, name, sizeof(name));
-                struct bpf_program *prog = name[0] ? bpf_object__find_program_by_name(c->skel->obj, name) : NULL;
-                if (!prog || c->links[k] || !bpf_program__autoload(prog))
+                if (uring_call_event(&t->events[k]))
                         continue;
-                /* A program belongs to the tracepoint, not to one CPU: it runs for every hit, on any CPU.  libbpf
-                 * opens one event for it that samples nothing, and a BPF link where the kernel has them. */
-                c->links[k] = bpf_program__type(prog) == BPF_PROG_TYPE_TRACING
-                                      ? bpf_program__attach(prog) /* tp_btf: the tracepoint's own arguments */
-                                      : bpf_program__attach_tracepoint(prog, d->system, d->name);
-                if (!c->links[k]) {
-                        int r = -errno;
-                        snprintf(error, error_size, "attaching the BPF program to %s:%s: %s%s%s", d->system, d->name,
-                                 strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
+                int r = attach_event(c, k, &t->events[k], error, error_size);
+                if (r < 0)
                         return r;
-                }
         }
+        c->attached = t;
+        int r = sync_uring_calls(c, error, error_size);
+        if (r < 0)
+                return r;
         struct {
                 struct bpf_link **link;
                 struct bpf_program *prog;
@@ -348,7 +386,7 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
                         continue;
                 *extra[i].link = bpf_program__attach(extra[i].prog);
                 if (!*extra[i].link) {
-                        int r = -errno;
+                        r = -errno;
                         snprintf(error, error_size, "attaching the BPF program to %s: %s%s%s", extra[i].where,
                                  strerror(-r), libbpf_last[0] ? ": " : "", libbpf_last);
                         return r;
@@ -565,6 +603,7 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
         uint32_t zero = 0;
         if (r >= 0 && bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w, BPF_ANY) < 0)
                 r = -errno;
+
         if (r < 0) {
                 if (r == -E2BIG)
                         snprintf(error, error_size, "the in-kernel capture takes at most %d pids, %d exact names "
@@ -584,7 +623,10 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
                 drop_sets(c, old_set);
         }
         watch_plan_done(&plan);
-        return 0;
+        if (c->uring_calls == (bool) w.uring_calls)
+                return 0;
+        c->uring_calls = w.uring_calls;
+        return sync_uring_calls(c, error, error_size); /* before the attach, only noted */
 }
 
 int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg) {

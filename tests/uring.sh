@@ -95,6 +95,41 @@ PY
 grep -q '^aiotraced: file paths: [1-9][0-9]* walked in the kernel' "$T/reuse.json.err" ||
         fail "no path walked in the kernel"
 
+echo "== records = \"syscalls\" added and taken away by reload: io_uring_enter written only while asked for"
+rl_conf() { write_config "$T/rl.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
+        'drain_interval_ms = 5;' "records = [ $1 ];"; }
+rl_reload() { # N: the Nth reload, done
+        kill -HUP "$DAEMON_PID"
+        for _ in $(seq 500); do
+                [ "$(grep -c '^\[info\] reloaded' "$T/rl.out")" -ge "$1" ] && return 0
+                sleep 0.01
+        done
+        fail "reload $1 not done within 5 s"
+}
+rl_conf '"requests"'
+start_daemon "$T/rl.conf" "$T/rl.out"
+"$URING" --comm uring-w --dir "$T/w" || fail "the workload failed"
+rl_conf '"syscalls", "requests"'
+rl_reload 1
+"$URING" --comm uring-w --dir "$T/w" || fail "the workload failed"
+rl_conf '"requests"'
+rl_reload 2
+"$URING" --comm uring-w --dir "$T/w" || fail "the workload failed"
+stop_daemon "$T/rl.out"
+"$PYTHON3" - "$T/rl.out" <<'PY' || fail "io_uring's calls written while not asked for, or not while asked for"
+import re, sys
+part, calls, requests = 0, [0, 0, 0], [0, 0, 0]
+for line in open(sys.argv[1]):
+    if line.startswith('[info] reloaded'):
+        part += 1
+    elif re.search(r'\] io_uring_(setup|enter|register)\(', line):
+        calls[part] += 1
+    elif re.search(r'\] request (completed|cancelled)', line):
+        requests[part] += 1
+print(f'io_uring calls before, while and after "syscalls": {calls}; requests: {requests}')
+sys.exit(0 if calls[0] == calls[2] == 0 and calls[1] > 0 and min(requests) > 0 else 1)
+PY
+
 echo "== killed with a request in flight: it ends with the process, and nothing comes after"
 write_config "$T/kill.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-w"; } );' \
         'drain_interval_ms = 5;' 'records = [ "requests", "summary" ];' 'output = { format = "json"; };'
