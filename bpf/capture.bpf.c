@@ -264,8 +264,6 @@ struct thread_state {
         __u32 n_enter_files;
         __u64 enter_files[ENTER_FILES_MAX]; /* io_submit: the files its first iocbs' fds named at its enter */
         __u32 n_kviews;
-        __u32 told_mnt_id; /* the file identity this thread last found told (in paths_sent): no lookup for it */
-        __u64 told_ino;
         struct kview_slot kviews[KVIEWS_IN_THREAD]; /* this io_submit's direct I/O, as the kernel took it */
         __u64 cgroup_id;
         __u64 by_call_ctx; /* the context whose ring this thread last marked as reaped by io_getevents */
@@ -303,8 +301,6 @@ struct build {
         __u64 enter_files[ENTER_FILES_MAX];
         __u32 n_kviews; /* and the kernel's views of its direct I/O */
         struct kview_slot kviews[KVIEWS_IN_THREAD];
-        __u32 told_mnt_id; /* the thread's identity known told, and the one told or found last */
-        __u64 told_ino;
 };
 
 /* The keys a verdict looks up that are too large for the stack, and the walk up the cgroup tree. */
@@ -337,6 +333,10 @@ struct new_file {
 };
 
 struct scratch {
+        /* the file identity last found in paths_sent or told on this CPU: no lookup for it next time (one pushed
+         * out of the map since is told again once another identity came between) */
+        __u32 told_mnt_id;
+        __u64 told_ino;
         struct path_walk pw;
         struct new_file new_files[NEW_FILES_MAX];
         __u32 n_new_files;
@@ -1114,12 +1114,15 @@ static long path_step(__u32 i __attribute__((unused)), void *ctx) {
  * under the daemon's root (a file since deleted has none). */
 static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, __u32 mnt_id, __u64 ino) {
         struct file_key key = { .mnt_id = mnt_id, .ino = ino };
-        if (!f || bpf_map_lookup_elem(&paths_sent, &key))
-                return 0;
-        if (BPF_CORE_READ(f, f_inode, i_nlink) == 0)
-                return 0;
         struct scratch *s = scratch_of(l);
-        if (!s)
+        if (!f || !s || (s->told_mnt_id == mnt_id && s->told_ino == ino))
+                return 0;
+        if (bpf_map_lookup_elem(&paths_sent, &key)) {
+                s->told_mnt_id = mnt_id;
+                s->told_ino = ino;
+                return 0;
+        }
+        if (BPF_CORE_READ(f, f_inode, i_nlink) == 0)
                 return 0;
         struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
         s->pw.d = BPF_CORE_READ(f, f_path.dentry);
@@ -1152,6 +1155,11 @@ static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, _
         output(ctx, out, CAPTURE_EXIT_RAW_SIZE + sizeof(*h) + len);
         __u8 one = 1;
         bpf_map_update_elem(&paths_sent, &key, &one, BPF_ANY);
+        s = scratch_of(l);
+        if (s) {
+                s->told_mnt_id = mnt_id;
+                s->told_ino = ino;
+        }
         return 0;
 }
 
@@ -1181,11 +1189,11 @@ static long iocb_step(__u32 i, void *ctx) {
         /* a file whose path the daemon was not told yet: told after the loop (a callback cannot write) */
         struct file_key key = { .mnt_id = file->mnt_id, .ino = file->ino };
         __u32 k = s->n_new_files;
-        int told = file->mnt_id == s->b.told_mnt_id && file->ino == s->b.told_ino;
+        int told = file->mnt_id == s->told_mnt_id && file->ino == s->told_ino;
         if (file->mnt_id && !told && k < NEW_FILES_MAX) {
                 if (bpf_map_lookup_elem(&paths_sent, &key)) {
-                        s->b.told_mnt_id = file->mnt_id;
-                        s->b.told_ino = file->ino;
+                        s->told_mnt_id = file->mnt_id;
+                        s->told_ino = file->ino;
                 } else if (k == 0 || s->new_files[(k - 1) & (NEW_FILES_MAX - 1)].f != s->b.last_file) {
                         s->new_files[k & (NEW_FILES_MAX - 1)] =
                                 (struct new_file) { .f = s->b.last_file, .mnt_id = file->mnt_id, .ino = file->ino };
@@ -1340,7 +1348,6 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         __u32 enter_cpu = 0;
         s->b.n_enter_files = 0;
         s->b.n_kviews = 0;
-        s->b.told_mnt_id = 0;
         if (entered) {
                 if (sc == AIO_IO_SUBMIT) {
                         s->b.n_enter_files = ts->n_enter_files;
@@ -1349,8 +1356,6 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                         s->b.n_kviews = ts->n_kviews;
                         if (ts->n_kviews)
                                 __builtin_memcpy(s->b.kviews, ts->kviews, sizeof(s->b.kviews));
-                        s->b.told_mnt_id = ts->told_mnt_id;
-                        s->b.told_ino = ts->told_ino;
                 }
                 __builtin_memcpy(a.args, ts->args, sizeof(a.args));
                 enter_time = ts->enter_time;
@@ -1377,13 +1382,8 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         if (!(s->b.flags & CAPTURE_F_NO_ARGS) &&
             (sc == AIO_IO_SUBMIT || sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS))
                 capture_ring(s, a.args[0], sc != AIO_IO_SUBMIT && ret > 0 ? (__u32) ret : 0);
-        if (sc == AIO_IO_SUBMIT) {
+        if (sc == AIO_IO_SUBMIT)
                 put_files(s);
-                if (ts) {
-                        ts->told_mnt_id = s->b.told_mnt_id;
-                        ts->told_ino = s->b.told_ino;
-                }
-        }
         put_header(s, a.args, enter_time, enter_cpu, entered ? ts->comm : 0);
         output(ctx, s->buf, s->b.off & (OFF_LIMIT - 1));
         return NEUTRAL;
