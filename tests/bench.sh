@@ -105,9 +105,11 @@ perf_events() {
         for call in io_submit io_getevents; do
                 PERF_EVENTS+=(-e "syscalls:sys_enter_$call" --filter "$f" -e "syscalls:sys_exit_$call" --filter "$f")
         done
-        # io_uring's requests: their submit and completion (two samples a request, as two a call above)
+        # io_uring's requests: their submit and completion (two samples a request, as two a call above), and
+        # io_uring_enter's enter and exit, which the daemon writes as calls (records = "syscalls")
         case $1 in
-        uring*) PERF_EVENTS+=(-e io_uring:io_uring_submit_req --filter "$f" -e io_uring:io_uring_complete --filter "$f") ;;
+        uring*) PERF_EVENTS+=(-e io_uring:io_uring_submit_req --filter "$f" -e io_uring:io_uring_complete --filter "$f"
+                        -e syscalls:sys_enter_io_uring_enter --filter "$f" -e syscalls:sys_exit_io_uring_enter --filter "$f") ;;
         esac
 }
 
@@ -227,8 +229,13 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                 echo $((rss - rings)) >>"$T/rss"
                 echo $((bytes / records)) >>"$T/bpr"
                 if [ "$p_iops" != - ] && [ "$p_samples" -ge 2 ]; then
-                        # perf writes a sample at each enter and each exit: half as many calls
-                        p_calls=$((p_samples / 2))
+                        # perf writes a sample at each enter and each exit: half as many calls; on io_uring,
+                        # where the samples a request vary with the batching, the requests the daemon counted in
+                        # the same round, at perf's IOPS
+                        case $load in
+                        uring*) p_calls=$(awk -v n="$d_calls" -v p="$p_iops" -v t="$t_iops" 'BEGIN {printf "%d", n * p / t}') ;;
+                        *) p_calls=$((p_samples / 2)) ;;
+                        esac
                         awk -v t="$p_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/p_ratio"
                         # the goal: aiotraced's IOPS over perf record's, run next to each other in the round
                         awk -v t="$t_iops" -v p="$p_iops" 'BEGIN {print t / p}' >>"$T/vs_perf"
