@@ -603,7 +603,6 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
         uint32_t zero = 0;
         if (r >= 0 && bpf_map_update_elem(bpf_map__fd(c->skel->maps.watch), &zero, &w, BPF_ANY) < 0)
                 r = -errno;
-
         if (r < 0) {
                 if (r == -E2BIG)
                         snprintf(error, error_size, "the in-kernel capture takes at most %d pids, %d exact names "

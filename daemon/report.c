@@ -33,14 +33,14 @@ static double tv_seconds(const struct timeval *tv) {
         return (double) tv->tv_sec + (double) tv->tv_usec / 1e6;
 }
 
-/* What tracing cost the daemon itself, said at exit: CPU time and peak memory, the rings apart; and the
- * capture's share, which runs in the traced threads, when the kernel measured it. */
 static void log_prog_run_time(const char *name, uint64_t runs, uint64_t ns, void *userdata) {
         (void) userdata;
         log_info("the in-kernel capture's program %s: %" PRIu64 " runs, %.0f ns a run", name, runs,
                  (double) ns / (double) runs);
 }
 
+/* What tracing cost the daemon itself, said at exit: CPU time and peak memory, the rings apart; and the
+ * capture's share, which runs in the traced threads, when the kernel measured it, program by program. */
 static void report_usage(const struct daemon *d) {
         struct rusage ru;
         if (getrusage(RUSAGE_SELF, &ru) < 0)
