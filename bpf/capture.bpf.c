@@ -595,8 +595,12 @@ static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *t
          * another process's (on the host, no code at all: pidns_ino is a constant the verifier knows). */
         if (pidns_ino && !seen_pid_tgid())
                 return 0;
-        if (w->all)
+        if (w->all) {
+                /* no verdict to keep, but the exit names the call by the name its enter had */
+                if (ts)
+                        __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
                 return 1;
+        }
         __u64 have = w->bits;
         if (!have)
                 return 0;
