@@ -23,6 +23,7 @@ struct mount {
 } __attribute__((preserve_access_index));
 struct super_block {
         __u32 s_dev;
+        unsigned long s_magic;
 } __attribute__((preserve_access_index));
 struct inode {
         unsigned long i_ino;
@@ -1114,6 +1115,30 @@ static long path_step(__u32 i __attribute__((unused)), void *ctx) {
         return 0;
 }
 
+#define PIPEFS_MAGIC 0x50495045
+#define SOCKFS_MAGIC 0x534F434B
+
+/* A pipe's or a socket's name as /proc/PID/fd gives it, "pipe:[INO]": its identity's alone, unlike an anonymous
+ * inode's (one inode for every eventfd and epoll), whose name /proc is left to give. */
+static __always_inline void pseudo_name(struct path_walk *w, int socket, __u64 ino) {
+        const char pipe_prefix[8] = "pipe:[", socket_prefix[8] = "socket:[";
+        __u32 pos = CAPTURE_PATH_MAX - 1;
+        w->buf[pos] = ']';
+        for (int i = 0; i < 20; i++) {
+                pos--;
+                w->buf[pos & (CAPTURE_PATH_MAX - 1)] = '0' + ino % 10;
+                ino /= 10;
+                if (!ino)
+                        break;
+        }
+        for (int i = socket ? 7 : 5; i >= 0; i--) {
+                pos--;
+                w->buf[pos & (CAPTURE_PATH_MAX - 1)] = socket ? socket_prefix[i & 7] : pipe_prefix[i & 7];
+        }
+        w->pos = pos;
+        w->state = PATH_AT_ROOT;
+}
+
 /* The path of file f (identity mnt_id, ino), written as a record of its own if it was not already and it lies
  * under the daemon's root (a file since deleted has none). */
 static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, __u32 mnt_id, __u64 ino) {
@@ -1126,15 +1151,20 @@ static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, _
                 s->told_ino = ino;
                 return 0;
         }
-        if (BPF_CORE_READ(f, f_inode, i_nlink) == 0)
-                return 0;
-        struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
-        s->pw.d = BPF_CORE_READ(f, f_path.dentry);
-        s->pw.m = (struct mount *) ((__u8 *) mnt - bpf_core_field_offset(struct mount, mnt));
-        s->pw.pos = CAPTURE_PATH_MAX;
-        s->pw.state = PATH_WALKING;
-        bpf_loop(PATH_COMPONENTS_MAX, path_step, l, 0);
-        s = scratch_of(l);
+        unsigned long magic = BPF_CORE_READ(f, f_inode, i_sb, s_magic);
+        if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC) {
+                pseudo_name(&s->pw, magic == SOCKFS_MAGIC, ino);
+        } else {
+                if (BPF_CORE_READ(f, f_inode, i_nlink) == 0)
+                        return 0;
+                struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+                s->pw.d = BPF_CORE_READ(f, f_path.dentry);
+                s->pw.m = (struct mount *) ((__u8 *) mnt - bpf_core_field_offset(struct mount, mnt));
+                s->pw.pos = CAPTURE_PATH_MAX;
+                s->pw.state = PATH_WALKING;
+                bpf_loop(PATH_COMPONENTS_MAX, path_step, l, 0);
+                s = scratch_of(l);
+        }
         if (!s || s->pw.state != PATH_AT_ROOT)
                 return 0;
         __u32 pos = s->pw.pos & (CAPTURE_PATH_MAX - 1), len = CAPTURE_PATH_MAX - s->pw.pos;

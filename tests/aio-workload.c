@@ -21,6 +21,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -436,14 +437,17 @@ static void run_truth(void) {
         got = (got > 0 ? got : 0) + (more > 0 ? more : 0);
         reap(ctx, r > got ? r - got : 0, false);
 
-        /* A poll that cannot complete, cancelled. */
-        int p[2];
+        /* A poll that cannot complete, cancelled; another, on a socket, left for io_destroy. */
+        int p[2], sp[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 die("pipe");
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+                die("socketpair");
         rec_fd(p[0]);
+        rec_fd(sp[0]);
         pp = ptr_array(2);
         pp[0] = new_iocb(5 /* IOCB_CMD_POLL */, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
-        pp[1] = new_iocb(5, p[0], (void *) (uintptr_t) POLLIN, 0, 0);
+        pp[1] = new_iocb(5, sp[0], (void *) (uintptr_t) POLLIN, 0, 0);
         do_submit(ctx, 2, pp, 2);
         r = do_cancel(ctx, pp[0]);
         if (r == 0 || r == -EINPROGRESS)
