@@ -1140,7 +1140,7 @@ static __always_inline void pseudo_name(struct path_walk *w, int socket, __u64 i
 }
 
 /* The path of file f (identity mnt_id, ino), written as a record of its own if it was not already and it lies
- * under the daemon's root (a file since deleted has none). */
+ * under the daemon's root (a file since deleted has none), or a pipe's or a socket's name. */
 static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, __u32 mnt_id, __u64 ino) {
         struct file_key key = { .mnt_id = mnt_id, .ino = ino };
         struct scratch *s = scratch_of(l);
