@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "util.h"
 
 /* A path, shared by the cache and every request that names it: allocated once per lookup that misses, never
  * per request. */
@@ -34,7 +35,7 @@ enum path_state {
         _PATH_STATE_MAX,
 };
 
-const char *path_state_name(enum path_state s);
+_const_ const char *path_state_name(enum path_state s);
 
 struct fdpath_entry {
         uint32_t pid; /* 0: empty */

@@ -247,10 +247,12 @@ static void format_call(struct outbuf *b, const struct aio_call *c, unsigned max
         if (c->enter_seen) {
                 d = span_lit(d, " (");
                 d = span_u64(d, c->exit_time - c->enter_time);
-                d = span_lit(d, " ns)\n");
+                d = span_lit(d, " ns)");
         } else
-                d = span_lit(d, " (enter not seen)\n");
+                d = span_lit(d, " (enter not seen)");
         outbuf_span_end(b, d, CALL_LINE_ROOM);
+        call_text_tail(b, c);
+        outbuf_putc(b, '\n');
 
         put_aux(b, c);
         switch (c->syscall) {
@@ -453,6 +455,7 @@ static void format_request(struct outbuf *b, const struct request *r) {
         if (r->cq_overflow)
                 outbuf_puts(b, r->cq_overflow == CQ_OVERFLOW_KEPT ? ", completion kept in the CQ overflow list"
                                                                   : ", completion dropped by the kernel (CQ overflow)");
+        request_text_tail(b, r);
         outbuf_putc(b, '\n');
 }
 
@@ -542,7 +545,6 @@ static void put_latency(struct outbuf *b, const struct proc_interval *iv, const 
                 outbuf_u64(b, latency->max);
                 outbuf_puts(b, " ns");
         }
-        outbuf_putc(b, '\n');
 }
 
 static void format_summary(struct outbuf *b, const struct proc_summary *s) {
@@ -563,6 +565,8 @@ static void format_summary(struct outbuf *b, const struct proc_summary *s) {
         const struct text_count c[] = { { ", in_flight = ", s->inflight }, { ", in_flight_max = ", iv->inflight_max } };
         put_counts(b, c, ELEMENTSOF(c));
         put_latency(b, iv, s->latency);
+        summary_text_tail(b, s);
+        outbuf_putc(b, '\n');
 }
 
 static void format_file_summary(struct outbuf *b, const struct file_summary *s) {
@@ -587,6 +591,8 @@ static void format_file_summary(struct outbuf *b, const struct file_summary *s) 
         }
         put_ends(b, s->iv);
         put_latency(b, s->iv, s->latency);
+        file_summary_text_tail(b, s);
+        outbuf_putc(b, '\n');
 }
 
 size_t format_text_message(struct outbuf *text, const struct entry *e, unsigned max_iocbs_per_call) {

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util.h"
+
 /* What became of one read of traced memory.  Anything but MEM_OK is printed as what it is, never as a value. */
 enum mem_state {
         MEM_OK,
@@ -19,7 +21,7 @@ enum mem_state {
         _MEM_STATE_MAX,
 };
 
-const char *mem_state_name(enum mem_state s);
+_const_ const char *mem_state_name(enum mem_state s);
 enum mem_state mem_state_from_errno(int err);
 
 struct remote_chunk {

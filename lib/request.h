@@ -12,6 +12,7 @@
 #include "aio_decode.h"
 #include "fdpath.h"
 #include "histogram.h"
+#include "util.h"
 
 /* How a request ended, as its record says. */
 enum request_kind {
@@ -39,10 +40,10 @@ enum request_end {
         _END_MAX,
 };
 
-const char *request_kind_name(enum request_kind k);
+_const_ const char *request_kind_name(enum request_kind k);
 struct word;
 const struct word *request_kind_word(enum request_kind k);
-const char *request_end_name(enum request_end e);
+_const_ const char *request_end_name(enum request_end e);
 
 enum {
         CQ_OVERFLOW_KEPT = 1, /* kept in the ring's overflow list, for the program to reap later */
@@ -114,7 +115,7 @@ struct request {
 unsigned request_op_index(uint16_t opcode, bool known);
 const char *request_op_index_name(unsigned i);
 /* The op of a request record: AIO's name, or io_uring's own. */
-const struct word *request_op_word(const struct request *r);
+_pure_ const struct word *request_op_word(const struct request *r);
 
 /* What one process did in one interval. */
 struct proc_interval {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "syscalls.h"
 
-#define ARG(field, upper, lower, type, journal) { field, FIELD_NAME_INIT(upper, lower), type, journal }
+#define ARG(field, upper, lower, type, journal) { field, FIELD_NAME_INIT_LAID_OUT(upper, lower), type, journal }
 
 static const struct syscall_desc syscalls[_AIO_SYSCALL_MAX] = {
         [AIO_IO_SETUP] = { WORD("io_setup"), 2,
@@ -55,9 +55,9 @@ static const struct syscall_desc syscalls[_AIO_SYSCALL_MAX] = {
 static const struct syscall_desc unknown_syscall = { WORD("?"), 0, {}, AUX_NONE, 0 };
 
 static const struct syscall_aux_desc aux_descs[] = {
-        [AUX_NONE] = { FIELD_NAME_INIT("NONE", "none"), FIELD_NAME_INIT("NONE_STATE", "none_state"), "none" },
-        [AUX_CTX] = { FIELD_NAME_INIT("CTX", "ctx"), FIELD_NAME_INIT("CTX_STATE", "ctx_state"), "ctx" },
-        [AUX_TIMEOUT] = { FIELD_NAME_INIT("TIMEOUT_NSEC", "timeout_nsec"), FIELD_NAME_INIT("TIMEOUT_STATE", "timeout_state"),
+        [AUX_NONE] = { FIELD_NAME_INIT_LAID_OUT("NONE", "none"), FIELD_NAME_INIT_LAID_OUT("NONE_STATE", "none_state"), "none" },
+        [AUX_CTX] = { FIELD_NAME_INIT_LAID_OUT("CTX", "ctx"), FIELD_NAME_INIT_LAID_OUT("CTX_STATE", "ctx_state"), "ctx" },
+        [AUX_TIMEOUT] = { FIELD_NAME_INIT_LAID_OUT("TIMEOUT_NSEC", "timeout_nsec"), FIELD_NAME_INIT_LAID_OUT("TIMEOUT_STATE", "timeout_state"),
                           "timeout" },
 };
 

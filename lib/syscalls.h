@@ -46,7 +46,7 @@ struct syscall_desc {
         unsigned aux_arg; /* the pointer argument the aux value is read from */
 };
 
-const struct syscall_desc *syscall_desc(enum aio_syscall s);
-const struct syscall_aux_desc *syscall_aux_desc(enum syscall_aux a);
-const char *aio_syscall_name(enum aio_syscall s);
+_const_ const struct syscall_desc *syscall_desc(enum aio_syscall s);
+_const_ const struct syscall_aux_desc *syscall_aux_desc(enum syscall_aux a);
+_const_ const char *aio_syscall_name(enum aio_syscall s);
 const struct word *aio_syscall_word(enum aio_syscall s);

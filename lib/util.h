@@ -13,6 +13,9 @@
 #define _unused_ __attribute__((unused))
 #define _likely_(x) __builtin_expect(!!(x), 1)
 #define _always_inline_ inline __attribute__((always_inline))
+/* a name looked up in a constant table: a call whose result goes unused can be dropped */
+#define _const_ __attribute__((const))
+#define _pure_ __attribute__((pure))
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

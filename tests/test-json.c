@@ -73,6 +73,8 @@ TEST(escaping) {
 struct name_check {
         struct field_writer w;
         char names[2048]; /* every JSON name written, in order, separated by spaces */
+        char not_laid_out[512]; /* those the text layout does not place: ", name = " each, NUL apart */
+        size_t n_not_laid_out;
 };
 
 static void check_name(struct field_writer *w, const struct field_name *n) {
@@ -94,6 +96,23 @@ static void check_name(struct field_writer *w, const struct field_name *n) {
         struct name_check *nc = (struct name_check *) w;
         size_t at = strlen(nc->names);
         snprintf(nc->names + at, sizeof(nc->names) - at, "%s%.*s", at ? " " : "", (int) (n->json_len - 4), n->json + 2);
+        if (!n->text_laid_out) {
+                int len = snprintf(nc->not_laid_out + nc->n_not_laid_out, sizeof(nc->not_laid_out) - nc->n_not_laid_out,
+                                   ", %.*s = ", (int) (n->json_len - 4), n->json + 2);
+                nc->n_not_laid_out += (size_t) len + 1;
+        }
+}
+
+/* Each field the lists wrote and the text does not place is in the entry's text line, at its end. */
+static void check_text_has_the_rest(struct name_check *nc, const struct entry *e) {
+        struct outbuf b = {};
+        format_text(&b, e, 1);
+        outbuf_putc(&b, 0);
+        for (size_t at = 0; at < nc->n_not_laid_out; at += strlen(nc->not_laid_out + at) + 1)
+                CHECK(strstr(b.data, nc->not_laid_out + at) != NULL);
+        nc->n_not_laid_out = 0;
+        nc->names[0] = 0;
+        outbuf_free(&b);
 }
 static void nc_str(struct field_writer *w, const struct field_name *n, const char *v, size_t len) {
         check_name(w, n);
@@ -120,21 +139,22 @@ TEST(field_names) {
                 .path_state = PATH_UNVERIFIED, .res = -5, .kind = REQ_UNKNOWN, .end = END_EVICTED, .comm = "x",
         };
         request_fields(&nc.w, &r);
+        struct entry e = { .kind = ENTRY_REQUEST, .request = &r };
         CHECK_STR(nc.names, "request end pid comm interface ctx iocb data op fd path path_state offset nbytes rw_flags flags "
                             "reqprio submit_tid submit_nsec res errno res2 reap_tid inflight_nsec");
-        nc.names[0] = 0;
+        check_text_has_the_rest(&nc, &e);
         r.kind = REQ_STALE;
         request_fields(&nc.w, &r);
         CHECK_STR(nc.names, "request pid comm interface ctx iocb data event_data op fd path path_state offset nbytes rw_flags "
                             "flags reqprio submit_tid submit_nsec res errno res2 reap_tid");
-        nc.names[0] = 0;
+        check_text_has_the_rest(&nc, &e);
         r.kind = REQ_COMPLETED;
         request_fields(&nc.w, &r);
         CHECK_STR(nc.names, "request pid comm interface ctx iocb data op fd path path_state offset nbytes rw_flags flags "
                             "reqprio submit_tid submit_nsec res errno res2 reap_tid latency_nsec");
 
         /* io_uring's: a registered file, an op with no offset read */
-        nc.names[0] = 0;
+        check_text_has_the_rest(&nc, &e);
         r.interface = REQ_IO_URING;
         r.fixed_file = true;
         r.no_offset = true;
@@ -154,7 +174,7 @@ TEST(field_names) {
         histogram_reset(&h);
         histogram_add(&h, 1000);
         struct proc_summary s = { .pid = 1, .comm = "x", .start = 1, .end = 2, .iv = &iv, .latency = &h, .last = true };
-        nc.names[0] = 0;
+        check_text_has_the_rest(&nc, &e);
         summary_fields(&nc.w, &s);
         CHECK_STR(nc.names, "pid comm summary_interval_nsec submitted submitted_pread submitted_pwrite "
                             "submitted_fsync submitted_fdsync submitted_poll submitted_noop submitted_preadv "
@@ -166,18 +186,47 @@ TEST(field_names) {
         /* a file's, and the other line's */
         struct file_summary fs = { .path = "/a/b", .path_len = 4, .requests = 9, .unverified = 1, .start = 1, .end = 2, .iv = &iv,
                                    .latency = &h, .records_lost = 3 };
-        nc.names[0] = 0;
+        e = (struct entry) { .kind = ENTRY_SUMMARY, .summary = &s };
+        check_text_has_the_rest(&nc, &e);
         file_summary_fields(&nc.w, &fs);
         CHECK_STR(nc.names, "file summary_interval_nsec requests path_unverified completed completed_pread completed_pwrite "
                             "completed_fsync completed_fdsync completed_poll completed_noop completed_preadv "
                             "completed_pwritev completed_other bytes_read bytes_written errors cancelled abandoned "
                             "stale unmatched unknown lat_samples lat_p50_nsec lat_p90_nsec lat_p99_nsec "
                             "lat_p999_nsec lat_max_nsec records_lost");
+        e = (struct entry) { .kind = ENTRY_FILE_SUMMARY, .file_summary = &fs };
+        check_text_has_the_rest(&nc, &e);
         fs.path = NULL;
-        nc.names[0] = 0;
         file_summary_fields(&nc.w, &fs);
         CHECK(strncmp(nc.names, "other_files without_path summary_interval_nsec requests ", 56) == 0);
+        check_text_has_the_rest(&nc, &e);
+
+        /* a call's, one that failed (its arguments are the syscall table's, which the text draws from too) */
+        struct aio_call call = { .syscall = AIO_IO_SUBMIT, .pid = 1, .tid = 2, .comm = "x", .ret = -EINTR,
+                                 .enter_seen = true };
+        call_fields(&nc.w, &call, false);
+        CHECK_STR(nc.names, "syscall pid tid comm ret errno duration_nsec");
+        e = (struct entry) { .kind = ENTRY_CALL, .call = &call };
+        check_text_has_the_rest(&nc, &e);
         free(path);
+}
+
+/* The text tail: a field the text layout does not place, as ", name = value", its value as the text writes it
+ * (a string escaped); one it places, nothing. */
+TEST(text_tail) {
+        struct outbuf b = {};
+        struct text_tail t;
+        text_tail_init(&t, &b);
+        t.w.u64(&t.w, FIELD_NAME("NEW_COUNT", "new_count"), 7);
+        t.w.s64(&t.w, FIELD_NAME("NEW_DELTA", "new_delta"), -3);
+        t.w.ptr(&t.w, FIELD_NAME("NEW_FLAGS", "new_flags"), 0x10);
+        t.w.word(&t.w, FIELD_NAME("NEW_STATE", "new_state"), "kept");
+        t.w.str(&t.w, FIELD_NAME("NEW_PATH", "new_path"), "/a\nb", 4);
+        t.w.u64(&t.w, FIELD_NAME_LAID_OUT("NBYTES", "nbytes"), 4096);
+        outbuf_putc(&b, 0);
+        CHECK_STR(b.data, ", new_count = 7, new_delta = -3, new_flags = 0x0000000000000010, new_state = kept, "
+                          "new_path = /a\\x0ab");
+        outbuf_free(&b);
 }
 
 /* The text layout writes a line's fields into room reserved once, by bounds on what each field can take: the
