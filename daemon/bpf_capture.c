@@ -44,10 +44,6 @@ struct bpf_capture {
 };
 
 /* The kernel's encoding of a device number, as super_block.s_dev holds it. */
-static uint32_t kernel_dev(dev_t d) {
-        return (uint32_t) (major(d) << 20 | minor(d));
-}
-
 /* libbpf's own messages: kept, not printed, so a failure can be explained in one line. */
 static char libbpf_last[512];
 
@@ -497,31 +493,20 @@ static int fill_entry(struct bpf_capture *c, const struct watch *wa, uint64_t bi
                 v.followed = 0;
                 r = bpf_map_update_elem(map, &key, &v, BPF_ANY) < 0 ? -errno : 0;
         }
-        if (r >= 0 && (wa->keys & WATCH_KEY_UID)) {
-                struct capture_uid_key key = { .set = set, .uid = (uint32_t) wa->uid };
-                r = or_mask(bpf_map__fd(c->skel->maps.watch_uids), &key, bit);
-        }
-        if (r >= 0 && (wa->keys & WATCH_KEY_EXE)) {
-                struct stat st;
-                if (stat(wa->exe, &st) == 0) {
-                        struct capture_exe_key key = { .set = set, .dev = kernel_dev(st.st_dev), .ino = st.st_ino };
-                        r = or_mask(bpf_map__fd(c->skel->maps.watch_exes), &key, bit);
+        /* the keys whose row gives the capture's keys for their value */
+        for (size_t k = 0; r >= 0 && k < watch_n_keys; k++) {
+                const struct watch_key *row = &watch_keys[k];
+                if (!row->capture_keys || !(wa->keys & row->flag))
+                        continue;
+                struct watch_capture_key keys[WATCH_CAPTURE_KEYS_MAX];
+                size_t n = row->capture_keys(wa, set, keys);
+                for (size_t i = 0; r >= 0 && i < n; i++) {
+                        const struct bpf_map *map = bpf_object__find_map_by_name(c->skel->obj, keys[i].map);
+                        if (!map || bpf_map__key_size(map) != keys[i].size)
+                                r = -EPROTO; /* the row and the BPF program disagree: a build's mistake */
+                        else
+                                r = or_mask(bpf_map__fd(map), keys[i].key, bit);
                 }
-                char dir[WATCH_EXE_MAX + 1];
-                snprintf(dir, sizeof(dir), "%s", wa->exe);
-                char *slash = strrchr(dir, '/');
-                const char *name = wa->exe + (slash - dir) + 1;
-                *(slash == dir ? slash + 1 : slash) = 0;
-                if (r >= 0 && stat(dir, &st) == 0) {
-                        struct capture_exe_name_key key = { .set = set, .dev = kernel_dev(st.st_dev), .dir_ino = st.st_ino };
-                        snprintf(key.name, sizeof(key.name), "%s", name);
-                        r = or_mask(bpf_map__fd(c->skel->maps.watch_exe_names), &key, bit);
-                }
-        }
-        if (r >= 0 && (wa->keys & WATCH_KEY_UNIT)) {
-                struct capture_unit_key key = { .set = set };
-                snprintf(key.name, sizeof(key.name), "%s", wa->unit);
-                r = or_mask(bpf_map__fd(c->skel->maps.watch_units), &key, bit);
         }
         return r;
 }
@@ -548,14 +533,12 @@ static void drop_set(int map, size_t key_size, uint32_t set) {
         } while (n_stale == 64);
 }
 
+/* Every watch map keyed by set (a hash whose keys begin with it): the set's keys removed. */
 static void drop_sets(struct bpf_capture *c, uint32_t set) {
-        drop_set(bpf_map__fd(c->skel->maps.watch_ids), sizeof(struct capture_id_key), set);
-        drop_set(bpf_map__fd(c->skel->maps.watch_names), sizeof(struct capture_comm), set);
-        drop_set(bpf_map__fd(c->skel->maps.watch_uids), sizeof(struct capture_uid_key), set);
-        drop_set(bpf_map__fd(c->skel->maps.watch_exes), sizeof(struct capture_exe_key), set);
-        drop_set(bpf_map__fd(c->skel->maps.watch_exe_names), sizeof(struct capture_exe_name_key), set);
-        drop_set(bpf_map__fd(c->skel->maps.watch_units), sizeof(struct capture_unit_key), set);
-        drop_set(bpf_map__fd(c->skel->maps.watch_cgroups), sizeof(struct capture_cgroup_key), set);
+        const struct bpf_map *map;
+        bpf_object__for_each_map(map, c->skel->obj)
+                if (strncmp(bpf_map__name(map), "watch_", 6) == 0 && bpf_map__type(map) == BPF_MAP_TYPE_HASH)
+                        drop_set(bpf_map__fd(map), bpf_map__key_size(map), set);
 }
 
 /* The processes followed as children in set `from` that the new config still follows, into set `to`. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +21,11 @@
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* A device number as the kernel encodes it inside (major << 20 | minor), as BPF programs read it. */
+static inline uint32_t kernel_dev(dev_t d) {
+        return (uint32_t) (major(d) << 20 | minor(d));
+}
 
 /* A short name from one of aiotraced's tables, with its length: formatters copy it without a strlen.  WORD()
  * refuses to compile a name too long to keep its NUL. */

@@ -123,6 +123,22 @@ static bool match_uid(const struct watch *w, const struct proc_facts *f) {
         return f->have_uid && f->uid == w->uid;
 }
 
+/* Put a map's key of type T, begun by its set, in *k; the key, to fill the rest. */
+#define CAPTURE_KEY(k, map_name, T, set_)                                                                   \
+        ({                                                                                                   \
+                _Static_assert(sizeof(T) <= WATCH_CAPTURE_KEY_MAX, "a capture key too large");                \
+                struct watch_capture_key *_k = (k);                                                          \
+                *_k = (struct watch_capture_key) { .map = (map_name), .size = sizeof(T) };                   \
+                T *_key = (T *) _k->key;                                                                     \
+                _key->set = (set_);                                                                          \
+                _key;                                                                                        \
+        })
+
+static size_t capture_uid(const struct watch *w, uint32_t set, struct watch_capture_key ret_keys[]) {
+        CAPTURE_KEY(&ret_keys[0], "watch_uids", struct capture_uid_key, set)->uid = (uint32_t) w->uid;
+        return 1;
+}
+
 static size_t say_uid(const struct watch *w, char *buf, size_t size) {
         if (w->user[0])
                 return (size_t) snprintf(buf, size, "user %s", w->user);
@@ -150,6 +166,13 @@ static int check_unit(struct watch *w, char *why, size_t size) {
 
 static bool match_unit(const struct watch *w, const struct proc_facts *f) {
         return f->have_cgroup && cgroup_path_in_unit(f->cgroup, w->unit);
+}
+
+/* By name: the capture compares it with the names of a thread's cgroup and those above it. */
+static size_t capture_unit(const struct watch *w, uint32_t set, struct watch_capture_key ret_keys[]) {
+        struct capture_unit_key *key = CAPTURE_KEY(&ret_keys[0], "watch_units", struct capture_unit_key, set);
+        snprintf(key->name, sizeof(key->name), "%s", w->unit);
+        return 1;
 }
 
 static size_t say_unit(const struct watch *w, char *buf, size_t size) {
@@ -205,6 +228,13 @@ static int check_exe(struct watch *w, char *why, size_t size) {
         return 0;
 }
 
+/* The directory of the exe ("/" for a file at the root) in dir; its file name. */
+static const char *exe_dir(const struct watch *w, char dir[static WATCH_EXE_MAX + 1]) {
+        const char *slash = strrchr(w->exe, '/');
+        snprintf(dir, WATCH_EXE_MAX + 1, "%.*s", slash == w->exe ? 1 : (int) (slash - w->exe), w->exe);
+        return slash + 1;
+}
+
 static bool match_exe(const struct watch *w, const struct proc_facts *f) {
         if (!f->have_exe)
                 return false;
@@ -212,11 +242,32 @@ static bool match_exe(const struct watch *w, const struct proc_facts *f) {
         if (stat(w->exe, &st) == 0 && st.st_dev == f->exe_dev && st.st_ino == f->exe_ino)
                 return true;
         /* run from the same directory entry: the file there now may be a newer one */
-        const char *slash = strrchr(w->exe, '/');
         char dir[WATCH_EXE_MAX + 1];
-        snprintf(dir, sizeof(dir), "%.*s", slash == w->exe ? 1 : (int) (slash - w->exe), w->exe);
-        return strcmp(slash + 1, f->exe_name) == 0 && stat(dir, &st) == 0 && st.st_dev == f->dir_dev &&
+        const char *name = exe_dir(w, dir);
+        return strcmp(name, f->exe_name) == 0 && stat(dir, &st) == 0 && st.st_dev == f->dir_dev &&
                st.st_ino == f->dir_ino;
+}
+
+/* The file by its identity, and its directory entry, for a file that replaces it under its name; each only when
+ * it is there now. */
+static size_t capture_exe(const struct watch *w, uint32_t set, struct watch_capture_key ret_keys[]) {
+        size_t n = 0;
+        struct stat st;
+        if (stat(w->exe, &st) == 0) {
+                struct capture_exe_key *key = CAPTURE_KEY(&ret_keys[n++], "watch_exes", struct capture_exe_key, set);
+                key->dev = kernel_dev(st.st_dev);
+                key->ino = st.st_ino;
+        }
+        char dir[WATCH_EXE_MAX + 1];
+        const char *name = exe_dir(w, dir);
+        if (stat(dir, &st) == 0) {
+                struct capture_exe_name_key *key =
+                        CAPTURE_KEY(&ret_keys[n++], "watch_exe_names", struct capture_exe_name_key, set);
+                key->dev = kernel_dev(st.st_dev);
+                key->dir_ino = st.st_ino;
+                snprintf(key->name, sizeof(key->name), "%s", name);
+        }
+        return n;
 }
 
 static size_t say_exe(const struct watch *w, char *buf, size_t size) {
@@ -233,13 +284,13 @@ const struct watch_key watch_keys[] = {
           .matches = match_pid, .describe = say_pid },
         { "children", 0, WATCH_VALUE_BOOL, VALUE(children) },
         { "unit", WATCH_KEY_UNIT, WATCH_VALUE_STRING, VALUE(unit), .check = check_unit, .class = CAPTURE_CLASS_UNIT,
-          .matches = match_unit, .describe = say_unit },
+          .capture_keys = capture_unit, .matches = match_unit, .describe = say_unit },
         { "cgroup", WATCH_KEY_CGROUP, WATCH_VALUE_STRING, VALUE(cgroup), .check = check_cgroup,
           .class = CAPTURE_CLASS_CGROUP, .matches = match_cgroup, .describe = say_cgroup },
         { "exe", WATCH_KEY_EXE, WATCH_VALUE_STRING, VALUE(exe), .check = check_exe, .class = CAPTURE_CLASS_EXE,
-          .matches = match_exe, .describe = say_exe },
+          .capture_keys = capture_exe, .matches = match_exe, .describe = say_exe },
         { "user", WATCH_KEY_UID, WATCH_VALUE_STRING, VALUE(user), .check = check_user, .class = CAPTURE_CLASS_UID,
-          .matches = match_uid, .describe = say_uid },
+          .capture_keys = capture_uid, .matches = match_uid, .describe = say_uid },
         { "uid", WATCH_KEY_UID, WATCH_VALUE_UINT, VALUE(uid), 0, UINT32_MAX - 1, .class = CAPTURE_CLASS_UID },
 };
 const size_t watch_n_keys = ELEMENTSOF(watch_keys);

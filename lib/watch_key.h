@@ -68,6 +68,16 @@ struct proc_facts {
         uint32_t followed_root; /* the watched pid it descends from, when followed as a child; 0: none */
 };
 
+/* A key of one of the capture's maps for an entry's value (each such map's keys begin with their set), to hold the
+ * entry's bit. */
+#define WATCH_CAPTURE_KEYS_MAX 2
+#define WATCH_CAPTURE_KEY_MAX 136 /* the largest: a unit's, set and name */
+struct watch_capture_key {
+        const char *map; /* the BPF program's name for it: "watch_uids" */
+        size_t size;
+        _Alignas(8) unsigned char key[WATCH_CAPTURE_KEY_MAX];
+};
+
 enum watch_value {
         WATCH_VALUE_STRING, /* at most size - 1 bytes */
         WATCH_VALUE_UINT,   /* within [min, max] */
@@ -83,6 +93,11 @@ struct watch_key {
         /* what the value must be beyond its type; 0, or -EINVAL with why (the value is quoted by the caller) */
         int (*check)(struct watch *w, char *why, size_t size);
         enum capture_class class; /* the capture's map for it */
+        /* The keys the capture's maps hold for the value, in ret_keys; how many (none: nothing to match now, as an
+         * executable not there).  NULL: the daemon fills the class itself (a comm's globs, a pid's children,
+         * cgroups found by a walk), or the row of another name for the same key does. */
+        size_t (*capture_keys)(const struct watch *w, uint32_t set,
+                               struct watch_capture_key ret_keys[WATCH_CAPTURE_KEYS_MAX]);
         /* user space's verdict, without the capture (NULL: the row of another name for the same key decides) */
         bool (*matches)(const struct watch *w, const struct proc_facts *f);
         /* "comm == \"x\"", as the daemon says what it watches (NULL: as above) */

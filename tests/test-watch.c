@@ -5,6 +5,7 @@
 #include "watch.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -220,6 +221,60 @@ TEST(plan) {
         CHECK_EQ(watch_plan_follow_of(&p, c->watch, c->n_watch, 4), own << 1);
         CHECK_EQ(watch_plan_follow_of(&p, c->watch, c->n_watch, 3), 0);
         watch_plan_done(&p);
+        config_free(c);
+}
+
+/* The keys of the capture's maps each row gives for its value: every byte, as the kernel's hash compares them. */
+TEST(capture_keys) {
+        char exe[256], moved[256];
+        snprintf(exe, sizeof(exe), "%s/prog", test_dir);
+        snprintf(moved, sizeof(moved), "%s/gone", test_dir);
+        FILE *f = fopen(exe, "we");
+        fclose(f);
+        char text[1024];
+        snprintf(text, sizeof(text), "watch = ( { uid = 4242; }, { unit = \"db.service\"; }, { exe = \"%s\"; },\n"
+                 "  { exe = \"%s\"; }, { exe = \"/nowhere/x\"; } );\n", exe, moved);
+        struct config *c = load(text);
+        CHECK(c != NULL);
+        if (!c)
+                return;
+        struct watch_capture_key keys[WATCH_CAPTURE_KEYS_MAX];
+        const struct watch_key *uid = watch_key_of(WATCH_KEY_UID), *unit = watch_key_of(WATCH_KEY_UNIT),
+                               *exes = watch_key_of(WATCH_KEY_EXE);
+        CHECK(uid->capture_keys && unit->capture_keys && exes->capture_keys);
+        CHECK(!watch_key_of(WATCH_KEY_COMM)->capture_keys && !watch_key_of(WATCH_KEY_PID)->capture_keys);
+
+        CHECK_EQ(uid->capture_keys(&c->watch[0], 1, keys), 1);
+        struct capture_uid_key want_uid = { .set = 1, .uid = 4242 };
+        CHECK_STR(keys[0].map, "watch_uids");
+        CHECK(keys[0].size == sizeof(want_uid) && memcmp(keys[0].key, &want_uid, sizeof(want_uid)) == 0);
+
+        CHECK_EQ(unit->capture_keys(&c->watch[1], 0, keys), 1);
+        struct capture_unit_key want_unit = { .set = 0 };
+        memcpy(want_unit.name, "db.service", 10);
+        CHECK_STR(keys[0].map, "watch_units");
+        CHECK(keys[0].size == sizeof(want_unit) && memcmp(keys[0].key, &want_unit, sizeof(want_unit)) == 0);
+
+        /* a file there: by its identity, and by its directory and name */
+        struct stat st, dir;
+        CHECK(stat(exe, &st) == 0 && stat(test_dir, &dir) == 0);
+        CHECK_EQ(exes->capture_keys(&c->watch[2], 1, keys), 2);
+        struct capture_exe_key want_exe = { .set = 1, .dev = major(st.st_dev) << 20 | minor(st.st_dev),
+                                            .ino = st.st_ino };
+        struct capture_exe_name_key want_name = { .set = 1, .dev = major(dir.st_dev) << 20 | minor(dir.st_dev),
+                                                  .dir_ino = dir.st_ino };
+        memcpy(want_name.name, "prog", 4);
+        CHECK_STR(keys[0].map, "watch_exes");
+        CHECK(keys[0].size == sizeof(want_exe) && memcmp(keys[0].key, &want_exe, sizeof(want_exe)) == 0);
+        CHECK_STR(keys[1].map, "watch_exe_names");
+        CHECK(keys[1].size == sizeof(want_name) && memcmp(keys[1].key, &want_name, sizeof(want_name)) == 0);
+        /* one not there yet: by its directory entry alone; in no directory: nothing */
+        CHECK_EQ(exes->capture_keys(&c->watch[3], 1, keys), 1);
+        memcpy(want_name.name, "gone", 4);
+        CHECK_STR(keys[0].map, "watch_exe_names");
+        CHECK(memcmp(keys[0].key, &want_name, sizeof(want_name)) == 0);
+        CHECK_EQ(exes->capture_keys(&c->watch[4], 1, keys), 0);
+        unlink(exe);
         config_free(c);
 }
 
