@@ -1131,9 +1131,10 @@ static __always_inline void pseudo_name(struct path_walk *w, int socket, __u64 i
                 if (!ino)
                         break;
         }
+        const char *prefix = socket ? socket_prefix : pipe_prefix;
         for (int i = socket ? 7 : 5; i >= 0; i--) {
                 pos--;
-                w->buf[pos & (CAPTURE_PATH_MAX - 1)] = socket ? socket_prefix[i & 7] : pipe_prefix[i & 7];
+                w->buf[pos & (CAPTURE_PATH_MAX - 1)] = prefix[i & 7];
         }
         w->pos = pos;
         w->state = PATH_AT_ROOT;

@@ -29,7 +29,8 @@ echo "=== build with -Wall -Wextra -Werror, make check, make check-live"
 
 echo "=== ASan + UBSan build, make check, make check-live"
 (cd "$build/sanitize" && "$src/configure" --enable-sanitizers --enable-werror --enable-bpf -q && make -j"$jobs" -s &&
-        make -j"$jobs" check && make check-live LIVE_TESTS='tests/every-process.sh tests/hostile-load.sh tests/hotplug.sh tests/systemd.sh') ||
+        make -j"$jobs" check &&
+        make check-live LIVE_TESTS='tests/every-process.sh tests/hostile-load.sh tests/hotplug.sh tests/systemd.sh') ||
         { logs "$build/sanitize"; exit 1; }
 
 echo "=== make distcheck"
