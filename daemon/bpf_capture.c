@@ -43,7 +43,6 @@ struct bpf_capture {
         char uring_off[256]; /* why io_uring's programs could not be loaded: "" when they were */
 };
 
-/* The kernel's encoding of a device number, as super_block.s_dev holds it. */
 /* libbpf's own messages: kept, not printed, so a failure can be explained in one line. */
 static char libbpf_last[512];
 
