@@ -137,6 +137,19 @@ static void rescan(struct engine *e) {
         e->rescanned = true;
 }
 
+/* A drain's first look.  Read afterwards, a thread's name must be read while it lives and a value read must be
+ * checked against its thread's newest record, so what arrived is indexed at once.  With the capture, records
+ * carry the thread's name and the values the call used: only a read the capture missed needs the index, and it
+ * indexes then (read_call_memory); a pass over every record before processing them is not paid. */
+static void look(struct engine *e) {
+        if (!e->opt.captured) {
+                rescan(e);
+                return;
+        }
+        for (size_t i = 0; i < e->n_rings; i++)
+                (void) ring_refresh(&e->rings[i]);
+}
+
 static void handle_enter(struct engine *e, struct thread *th, const struct sample *s, const struct event_desc *d) {
         if (th->enter)
                 e->stats.unpaired_enter++; /* its exit never came: lost, or the thread died in the call */
@@ -571,7 +584,7 @@ static void heap_gather(struct engine *e) {
 
 bool engine_drain(struct engine *e, uint64_t until) {
         bool held = false;
-        rescan(e);
+        look(e);
         heap_gather(e);
         while (e->heap_n > 0) {
                 uint32_t best = e->heap[0].ring;

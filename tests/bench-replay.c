@@ -10,6 +10,9 @@
  *                                               REPLAY_PROC_ROOT=DIR: DIR/PID/fd/N links standing for /proc,
  *                                               so that requests carry their paths as they did live;
  *                                               REPLAY_FILES=1: file summaries too (the 5 busiest);
+ *                                               REPLAY_CAPTURED=1: as the daemon runs with the capture
+ *                                               (paths by the files' identities, from the dump's own path
+ *                                               records; no index of the rings before each drain);
  *                                               REPLAY_RINGS=N: the records dealt over N rings, one to each
  *                                               in turn, as a host of N CPUs whose threads move at every
  *                                               call would write them: the merge's worst case)
@@ -198,6 +201,7 @@ int main(int argc, char **argv) {
                         .summary_interval_ns = 1000000000ull, .read_memory = false,
                         .summary_by = getenv("REPLAY_FILES") ? SUMMARY_BY_PROCESS | SUMMARY_BY_FILE : SUMMARY_BY_PROCESS,
                         .summary_files = 5,
+                        .captured = getenv("REPLAY_CAPTURED") != NULL,
                         .proc_root = proc_root ? proc_root : "/nonexistent",
                 };
                 struct engine_callbacks cb = { .emit = collect };
