@@ -97,9 +97,12 @@ static void check_name(struct field_writer *w, const struct field_name *n) {
         size_t at = strlen(nc->names);
         snprintf(nc->names + at, sizeof(nc->names) - at, "%s%.*s", at ? " " : "", (int) (n->json_len - 4), n->json + 2);
         if (!n->text_laid_out) {
-                int len = snprintf(nc->not_laid_out + nc->n_not_laid_out, sizeof(nc->not_laid_out) - nc->n_not_laid_out,
-                                   ", %.*s = ", (int) (n->json_len - 4), n->json + 2);
-                nc->n_not_laid_out += (size_t) len + 1;
+                size_t room = sizeof(nc->not_laid_out) - nc->n_not_laid_out;
+                int len = snprintf(nc->not_laid_out + nc->n_not_laid_out, room, ", %.*s = ", (int) (n->json_len - 4),
+                                   n->json + 2);
+                CHECK(len > 0 && (size_t) len < room); /* else raise not_laid_out's size */
+                if (len > 0 && (size_t) len < room)
+                        nc->n_not_laid_out += (size_t) len + 1;
         }
 }
 
