@@ -22,7 +22,7 @@ struct field_name {
 #define FIELD_NAME_INIT_TEXT(upper, lower, laid_out)                                                         \
         { "AIO_" upper "=", ",\"" lower "\":", sizeof("AIO_" upper "=") - 1, sizeof(",\"" lower "\":") - 1,   \
           laid_out }
-#define FIELD_NAME_INIT(upper, lower) FIELD_NAME_INIT_TEXT(upper, lower, false)
+/* a table's name: the text writes a table's values from the table itself */
 #define FIELD_NAME_INIT_LAID_OUT(upper, lower) FIELD_NAME_INIT_TEXT(upper, lower, true)
 #define FIELD_NAME_TEXT(upper, lower, laid_out)                                                              \
         ({                                                                                                   \
