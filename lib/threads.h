@@ -13,7 +13,7 @@
 struct thread {
         uint32_t tid; /* the key: first */
         uint32_t pid;
-        uint64_t newest_seen; /* newest record time indexed from the rings */
+        uint64_t newest_seen; /* newest record time indexed from the rings (not kept with the capture) */
         uint64_t enter_time;
         const struct event_desc *enter; /* NULL: no call pending */
         uint64_t args[AIO_ARGS_MAX];
@@ -36,6 +36,8 @@ static inline struct thread *thread_find(struct id_table *t, uint32_t tid) {
 static inline struct thread *thread_get(struct id_table *t, uint32_t tid) {
         return id_table_get(t, tid, NULL);
 }
-/* Drop idle threads (no call pending, nothing newer than `processed_up_to` in the rings).  When most are still
- * live the table grows as well: otherwise every drain would sweep a table it cannot shrink. */
+/* Drop idle threads (no call pending, nothing newer than `processed_up_to` in the rings as far as they were
+ * indexed: with the capture they are not, and a thread goes once no call of it is pending; its next record makes
+ * it again, with the name the capture took).  When most are still live the table grows as well: otherwise every
+ * drain would sweep a table it cannot shrink. */
 void thread_table_sweep(struct id_table *t, uint64_t processed_up_to);
