@@ -248,37 +248,47 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         *ret_state = captured ? PATH_OK : PATH_UNVERIFIED;
 }
 
+/* Listing a /proc fd directory builds a dentry and an inode for each entry listed: read with readdir()'s 32 KiB,
+ * a look at 32 files of a process with thousands built a thousand, and a fan-out of such processes held the
+ * drains up until the rings overflowed.  The buffer holds what is wanted and no more. */
+#define PRIME_DIRENT_SIZE 32u /* an fd's entry: the 19-byte header and a name of up to 10 digits, 8-aligned */
+#define PRIME_BATCH 32u       /* entries a read asks for at most */
+
 size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid, long *pos, size_t max, bool *ret_done) {
         char dir_path[128];
         snprintf(dir_path, sizeof(dir_path), "%s/%u/fd", c->proc_root, pid);
-        DIR *dir = opendir(dir_path);
         *ret_done = true;
-        if (!dir)
+        _cleanup_(closep) int dir = open(dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
                 return 0;
-        if (*pos)
-                seekdir(dir, *pos); /* /proc's fd directories go on from an fd number */
+        if (*pos && lseek(dir, *pos, SEEK_SET) < 0) /* /proc's fd directories go on from an fd number */
+                return 0;
+        _Alignas(struct dirent64) uint8_t buf[(PRIME_BATCH + 2) * PRIME_DIRENT_SIZE]; /* + "." and ".." */
         size_t n = 0;
-        struct dirent *de;
-        while (n < max && (de = readdir(dir))) {
-                char *end;
-                unsigned long fd = strtoul(de->d_name, &end, 10);
-                if (*end || end == de->d_name || fd > UINT32_MAX)
-                        continue;
-                struct path_str *p = NULL;
-                uint32_t mnt_id;
-                uint64_t ino;
-                c->lookups++;
-                n++;
-                if (fdpath_resolve(c->proc_root, pid, (uint32_t) fd, &p, &mnt_id, &ino) < 0)
-                        continue;
-                file_remember(c, mnt_id, ino, p);
-                path_str_unref(p);
+        while (n < max) {
+                ssize_t got = getdents64(dir, buf, MIN(sizeof(buf), (max - n + 2) * PRIME_DIRENT_SIZE));
+                if (got <= 0)
+                        return n; /* the end, or the process gone */
+                for (ssize_t off = 0; off < got && n < max;) {
+                        const struct dirent64 *de = (const void *) (buf + off);
+                        off += de->d_reclen;
+                        *pos = (long) de->d_off;
+                        char *end;
+                        unsigned long fd = strtoul(de->d_name, &end, 10);
+                        if (*end || end == de->d_name || fd > UINT32_MAX)
+                                continue;
+                        struct path_str *p = NULL;
+                        uint32_t mnt_id;
+                        uint64_t ino;
+                        c->lookups++;
+                        n++;
+                        if (fdpath_resolve(c->proc_root, pid, (uint32_t) fd, &p, &mnt_id, &ino) < 0)
+                                continue;
+                        file_remember(c, mnt_id, ino, p);
+                        path_str_unref(p);
+                }
         }
-        if (n == max) {
-                *pos = telldir(dir);
-                *ret_done = *pos < 0;
-        }
-        closedir(dir);
+        *ret_done = false;
         return n;
 }
 
