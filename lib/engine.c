@@ -582,6 +582,18 @@ static void heap_gather(struct engine *e) {
         e->rescanned = false;
 }
 
+/* Whether records wait in a ring more than a quarter full: the look at new processes' files then waits for a
+ * drain that leaves room, since a ring that overflows loses records and a file not looked at only maybe a path. */
+static bool rings_filling(struct engine *e) {
+        for (size_t i = 0; i < e->n_rings; i++) {
+                struct ring *r = &e->rings[i];
+                (void) ring_refresh(r);
+                if (ring_used(r) > r->size / 4)
+                        return true;
+        }
+        return false;
+}
+
 bool engine_drain(struct engine *e, uint64_t until) {
         bool held = false;
         look(e);
@@ -621,7 +633,8 @@ bool engine_drain(struct engine *e, uint64_t until) {
                 thread_table_sweep(&e->threads, e->processed_up_to);
         /* Everything up to `until` is processed: the intervals that ended by then are complete. */
         tracker_tick(&e->tracker, until);
-        tracker_prime(&e->tracker);
+        if (!rings_filling(e))
+                tracker_prime(&e->tracker);
         e->drains++;
         return held;
 }
