@@ -105,7 +105,7 @@ journal_json "$T/gone.json"
 grep '"AIO_DROPPED"' "$T/gone.json" | "$PYTHON3" -c 'import json, sys; [print("  " + json.loads(l)["MESSAGE"]) for l in sys.stdin]'
 grep -q '"AIO_DROPPED"' "$T/gone.json" || fail "no AIO_DROPPED entry after journald came back"
 account "$T/gone.json" "$T/gone1.truth" "$T/gone2.truth" "$T/gone3.truth"
-echo "== 4. a ring that overflows: loss entries, and read + lost = produced, exactly"
+echo "== 4. a ring that overflows: loss entries, and read + lost = produced"
 write_config "$T/lost.conf" "$CALLS" 'watch = ( { comm = "aio-journal"; } );' 'ring_pages = 1;' \
         'output = { sink = "journal"; };'
 start_daemon_bg "$T/lost.conf"
@@ -125,12 +125,16 @@ stats = next(e['MESSAGE'] for e in entries if str(e.get('MESSAGE', '')).startswi
 samples = int(re.search(r' samples = (\d+),', stats).group(1))
 lost = int(re.search(r' lost = (\d+),', stats).group(1))
 # one record per call (the capture, the default here, writes the enter in the exit's record), and each
-# workload's end
-produced = sum(1 for t in sys.argv[2:] for l in open(t) if l.startswith('call ')) + len(sys.argv[2:])
+# workload's end; and for each AIO ring that holds completions no call looked at when it goes (io_destroy,
+# exit_group), a record: the kernel's timing, which no workload sees, so at most one a context set up
+calls = [l for t in sys.argv[2:] for l in open(t) if l.startswith('call ')]
+produced = len(calls) + len(sys.argv[2:])
+rings = sum(1 for l in calls if l.startswith('call syscall=io_setup ') and ' ret=0 ' in l)
 in_entries = sum(int(e['AIO_LOST']) for e in losses)
-print(f'produced {produced}, read {samples}, lost {lost} (in {len(losses)} loss entries: {in_entries}, '
-      f'CPUs {sorted({e["AIO_CPU"] for e in losses})}, priorities {sorted({e["PRIORITY"] for e in losses})})')
-sys.exit(0 if lost > 0 and in_entries == lost and samples + lost == produced
+print(f'produced {produced} (and up to {rings} rings\' last completions), read {samples}, lost {lost} '
+      f'(in {len(losses)} loss entries: {in_entries}, CPUs {sorted({e["AIO_CPU"] for e in losses})}, '
+      f'priorities {sorted({e["PRIORITY"] for e in losses})})')
+sys.exit(0 if lost > 0 and in_entries == lost and produced <= samples + lost <= produced + rings
          and all(e['PRIORITY'] == '4' for e in losses) else 1)
 PY
 echo PASS
