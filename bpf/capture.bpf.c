@@ -242,9 +242,9 @@ struct kview {
         __s64 pos;
         __u64 count;
 };
-/* The first few of a call in the thread's own storage (no hashing: each direct read of a one-iocb io_submit
- * would otherwise pay an update, a lookup and a delete), the rest in kviews. */
-#define KVIEWS_IN_THREAD 4
+/* The first few of a call in the thread's own storage (no hashing: each direct read would otherwise pay an
+ * update, a lookup and a delete), the rest in kviews.  As many as a batch of 16 iocbs, a common depth. */
+#define KVIEWS_IN_THREAD 16
 struct kview_slot {
         __u64 iocb;
         struct kview v;
@@ -738,8 +738,7 @@ static __always_inline struct file *file_of_fd(__u32 fd);
  * during the call (another thread's dup2 or close and open): the file the kernel read is then not known. */
 static __always_inline void files_at_enter(struct thread_state *ts, __u64 iocbpp, long nr) {
         /* A table no other task shares changes only by this thread's own calls: not during this one. */
-        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
-        if (BPF_CORE_READ(task, files, count.counter) <= 1)
+        if (bpf_get_current_task_btf()->files->count.counter <= 1)
                 return;
         __u64 ptrs[ENTER_FILES_MAX] = {};
         __u32 n = nr <= 0 ? 0 : nr < ENTER_FILES_MAX ? (__u32) nr : ENTER_FILES_MAX;
@@ -968,13 +967,28 @@ static __always_inline int identity_of(struct file *f, __u32 *ret_mnt_id, __u64 
         return 1;
 }
 
-/* The open file the current task's fd names now; NULL if none. */
-static __always_inline struct file *file_of_fd(__u32 fd) {
-        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
-        struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-        if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+/* The same for a file pointer the verifier knows the type of (a tp_btf program's argument, or what one points
+ * to): its fields read directly, a load each; struct mount, around the vfsmount, still through the helper. */
+static __always_inline int identity_of_btf(struct file *f, __u32 *ret_mnt_id, __u64 *ret_ino) {
+        struct vfsmount *mnt = f->f_path.mnt;
+        int mnt_id = 0;
+        if (!mnt || bpf_probe_read_kernel(&mnt_id, sizeof(mnt_id),
+                                          (__u8 *) mnt - bpf_core_field_offset(struct mount, mnt) +
+                                                  bpf_core_field_offset(struct mount, mnt_id)) != 0)
                 return 0;
-        struct file **fds = BPF_CORE_READ(fdt, fd);
+        *ret_mnt_id = (__u32) mnt_id;
+        *ret_ino = f->f_inode->i_ino;
+        return 1;
+}
+
+/* The open file the current task's fd names now; NULL if none.  The task's own pointer is one the verifier knows
+ * the type of: read directly (a load each, not a helper call), down to the array, which it cannot index. */
+static __always_inline struct file *file_of_fd(__u32 fd) {
+        struct task_struct *task = bpf_get_current_task_btf();
+        struct fdtable *fdt = task->files->fdt;
+        if (!fdt || fd >= fdt->max_fds)
+                return 0;
+        struct file **fds = fdt->fd;
         struct file *f = 0;
         if (!fds || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) != 0)
                 return 0;
@@ -1389,8 +1403,12 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
                         if (ts->n_enter_files)
                                 __builtin_memcpy(s->b.enter_files, ts->enter_files, sizeof(s->b.enter_files));
                         s->b.n_kviews = ts->n_kviews;
-                        if (ts->n_kviews)
-                                __builtin_memcpy(s->b.kviews, ts->kviews, sizeof(s->b.kviews));
+                        /* only the slots filled: a one-iocb call copies one, not KVIEWS_IN_THREAD */
+                        for (__u32 k = 0; k < KVIEWS_IN_THREAD; k++) {
+                                if (k >= ts->n_kviews)
+                                        break;
+                                s->b.kviews[k] = ts->kviews[k];
+                        }
                 }
                 __builtin_memcpy(a.args, ts->args, sizeof(a.args));
                 enter_time = ts->enter_time;
@@ -1607,15 +1625,18 @@ int cgroup_made(__u64 *ctx __attribute__((unused))) {
  * watched thread (the kiocb an aio_kiocb's), what the kernel took of the iocb, for the exit to check. */
 SEC("tp_btf/iomap_dio_rw_begin")
 int aio_dio_begin(__u64 *ctx) {
+        /* The tracepoint's arguments are the kernel's own pointers: read directly (a load each), not through
+         * bpf_probe_read_kernel (a helper call each), except beyond the kiocb, which the verifier cannot check
+         * against the type it knows the pointer by. */
         struct kiocb *k = (struct kiocb *) ctx[0];
         struct iov_iter *iter = (struct iov_iter *) ctx[1];
         struct thread_state *ts = thread_state_if_any();
-        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT || !BPF_CORE_READ(k, ki_complete))
+        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT || !k->ki_complete)
                 return 0;
         struct aio_kiocb *req = (struct aio_kiocb *) k; /* its kiocb is its first member */
         __u64 iocb = BPF_CORE_READ(req, ki_res.obj);
-        struct kview v = { .pos = BPF_CORE_READ(k, ki_pos), .count = BPF_CORE_READ(iter, count) };
-        if (!identity_of(BPF_CORE_READ(k, ki_filp), &v.mnt_id, &v.ino))
+        struct kview v = { .pos = k->ki_pos, .count = iter->count };
+        if (!identity_of_btf(k->ki_filp, &v.mnt_id, &v.ino))
                 return 0;
         __u32 n = ts->n_kviews;
         if (n < KVIEWS_IN_THREAD) {
@@ -1816,8 +1837,8 @@ static __always_inline void uring_details(struct io_kiocb *req, __u8 req_flags, 
 /* Whether the submitting thread is watched.  An SQPOLL thread or a worker ("iou-sqp-PID") submits for its
  * process: it is watched by the process's name, which comm gets (NUL-padded, as the names' map keys are). */
 static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM_SIZE]) {
-        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
-        if (BPF_CORE_READ(task, flags) & PF_IO_WORKER)
+        struct task_struct *task = bpf_get_current_task_btf();
+        if (task->flags & PF_IO_WORKER)
                 BPF_CORE_READ_STR_INTO((char(*)[GLOB_COMM_SIZE]) comm, task, group_leader, comm);
         else
                 bpf_get_current_comm(comm, GLOB_COMM_SIZE);
