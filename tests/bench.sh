@@ -12,8 +12,8 @@
 # and whether every call was captured (the workload counts its own calls; fio does not).  In the same rounds,
 # where perf is installed, the floor: a raw `perf record` of the same tracepoints, filtered on the same comm,
 # to the same tmpfs, decoding nothing (its paired ratio, its CPU per million calls, and the daemon's CPU a
-# call over perf's in the same round: the machine's state moves both alike), and below it what enabling the
-# tracepoints alone costs: the same tracepoints and filters counted by `perf stat`, nothing written.  Then,
+# call over perf's in the same round: the machine's state moves both alike); and the ceiling of any tracer on
+# these tracepoints: the same tracepoints running a BPF program that does nothing (tests/tp-floor).  Then,
 # in a run of each load apart, what the capture's programs cost the traced thread (kernel.bpf_stats_enabled).
 # Then what every process of the host pays while the tracepoints are enabled (an unwatched getppid loop).
 # Then the replay benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and
@@ -37,7 +37,7 @@ command -v perf >/dev/null && perf --version >/dev/null 2>&1 && have_perf=yes
 PERF_PID=
 stats_was=-
 trap '[ -n "$PERF_PID" ] && kill -9 "$PERF_PID" 2>/dev/null; [ "$stats_was" = - ] || sysctl -q -w kernel.bpf_stats_enabled="$stats_was"; cleanup' EXIT
-(cd "$top_builddir" && make -s aiotraced tests/aio-workload tests/bench-replay)
+(cd "$top_builddir" && make -s aiotraced tests/aio-workload tests/bench-replay tests/tp-floor)
 file=/var/tmp/aiotraced-bench.dat
 [ -s "$file" ] || fio --name=prep --filename="$file" --size=512m --rw=write --bs=1m --direct=1 >/dev/null
 out=/dev/shm/aiotraced-bench
@@ -154,19 +154,26 @@ run_perf() {
                 print l, n, cpu, user, cpu - user, b }'
 }
 
-# LOAD: runs it with the same tracepoints enabled, filtered the same way, but only counted (`perf stat`): no
-# record is written or read.  What any tracer of these tracepoints costs before it writes anything (the syscalls
-# take the kernel's slower path, the tracepoints fire and evaluate the filter); on some VMs it is most of
-# perf record's cost.  Prints "iops".
-run_tp_count() {
+# LOAD: runs it with the same tracepoints enabled, each running a BPF program that does nothing (so no record is
+# written): what any tracer of them pays before its programs do anything (the syscalls' slower path, the
+# tracepoint, its record built, the program called).  aiotraced cannot be cheaper than this; how far this is
+# above perf record is the most it could gain on it.  Prints "iops".
+run_tp_floor() {
+        local events=() i
         perf_events "$1"
-        perf stat -a -x, "${PERF_EVENTS[@]}" -o "$T/stat.out" 2>"$T/stat.err" &
-        PERF_PID=$!
-        sleep 0.3 # counting from its start: no file to wait for
+        for i in "${!PERF_EVENTS[@]}"; do # each -e's event, as tracefs names it
+                [ "${PERF_EVENTS[$i]}" = -e ] && events+=("${PERF_EVENTS[$((i + 1))]/://}")
+        done
+        coproc FLOOR { exec "$top_builddir/tests/tp-floor" "${events[@]}" 2>"$T/floor.err"; }
+        PERF_PID=$FLOOR_PID
+        local line
+        read -r line <&"${FLOOR[0]}" || true
+        case $line in attached*) ;; *) fail "tp-floor did not attach ($(cat "$T/floor.err"))" ;; esac
         local load
         load=$(run_load "$1")
-        stop_perf "perf stat" "$T/stat.err"
-        grep -q "syscalls:sys_exit_io_submit" "$T/stat.out" || fail "perf stat counted nothing ($(cat "$T/stat.err"))"
+        kill -INT "$PERF_PID"
+        wait "$PERF_PID" || fail "tp-floor exited with $? ($(cat "$T/floor.err"))"
+        PERF_PID=
         echo "${load%% *}"
 }
 
@@ -197,7 +204,7 @@ echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of sys
 for load in ${BENCH_LOADS:-batched single fio}; do
         : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
         : >"$T/p_ratio" >"$T/c_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
-        : >"$T/vs_perf"
+        : >"$T/vs_perf" >"$T/c_vs_perf"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
@@ -206,16 +213,16 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                         read -r u_iops u_calls < <(run_load "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         [ $have_perf = no ] || read -r p_iops p_samples p_cpu p_user p_system p_bytes < <(run_perf "$load")
-                        [ $have_perf = no ] || read -r c_iops < <(run_tp_count "$load")
+                        read -r c_iops < <(run_tp_floor "$load")
                 else
-                        [ $have_perf = no ] || read -r c_iops < <(run_tp_count "$load")
+                        read -r c_iops < <(run_tp_floor "$load")
                         [ $have_perf = no ] || read -r p_iops p_samples p_cpu p_user p_system p_bytes < <(run_perf "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         read -r u_iops u_calls < <(run_load "$load")
                 fi
                 if [ "$c_iops" != - ]; then
                         awk -v t="$c_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/c_ratio"
-                        echo "  $load round $r: the tracepoints only counted (perf stat) $c_iops IOPS"
+                        echo "  $load round $r: the tracepoints running a program that does nothing: $c_iops IOPS"
                 fi
                 [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
                 lost_total=$((lost_total + lost))
@@ -239,6 +246,8 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                         awk -v t="$p_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/p_ratio"
                         # the goal: aiotraced's IOPS over perf record's, run next to each other in the round
                         awk -v t="$t_iops" -v p="$p_iops" 'BEGIN {print t / p}' >>"$T/vs_perf"
+                        # the ceiling of that on these tracepoints
+                        [ "$c_iops" = - ] || awk -v c="$c_iops" -v p="$p_iops" 'BEGIN {print c / p}' >>"$T/c_vs_perf"
                         awk -v c="$p_cpu" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_cpu_call"
                         awk -v c="$p_user" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_user_call"
                         awk -v c="$p_system" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_sys_call"
@@ -271,8 +280,11 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                 echo "$load, aiotraced's IOPS over raw perf record's, paired: $(median <"$T/vs_perf")" \
                      "($(spread <"$T/vs_perf"))"
         [ ! -s "$T/c_ratio" ] ||
-                echo "$load, the same tracepoints only counted (perf stat, nothing written): paired ratio" \
+                echo "$load, the same tracepoints running a program that does nothing: paired ratio" \
                      "$(median <"$T/c_ratio") ($(spread <"$T/c_ratio"))"
+        [ ! -s "$T/c_vs_perf" ] ||
+                echo "$load, the ceiling: a program that does nothing over raw perf record, paired:" \
+                     "$(median <"$T/c_vs_perf") ($(spread <"$T/c_vs_perf"))"
 done
 [ $have_perf = yes ] || echo "== no perf (apt-get install linux-perf): the raw perf record floor is not measured"
 
