@@ -345,6 +345,7 @@ struct scratch {
         struct glob_state g;
         struct lookup_keys k;
         struct capture_iocb_file files[CAPTURE_MAX_ITEMS];
+        __u8 req_head[128]; /* io_uring_submit_req: the request's first bytes (URING_REQ_HEAD) */
         __u8 buf[SCRATCH_SIZE];
 };
 
@@ -1805,17 +1806,34 @@ _Static_assert(sizeof(struct uring_complete_ctx) == CAPTURE_URING_RAW_SIZE, "io_
 
 #define REQ_F_BUFFER_SELECT 0x20 /* IOSQE_BUFFER_SELECT: the buffer is picked at issue */
 
+/* A submit reads the request's first bytes at once: its op's part (io_kiocb_to_cmd()), its flags and its CQE lie
+ * there (6.18: within 96), one helper call instead of one a field.  A field a kernel keeps beyond them, or all
+ * of them when the block cannot be read, is read by itself. */
+#define URING_REQ_HEAD 128
+_Static_assert(URING_REQ_HEAD == sizeof(((struct scratch *) 0)->req_head), "the scratch's room for it");
+
+static __always_inline __u64 req_field(const __u8 *head, const void *req, __u32 off, __u32 size) {
+        __u64 v = 0;
+        if (head && off + size <= URING_REQ_HEAD)
+                __builtin_memcpy(&v, head + off, size);
+        else
+                bpf_probe_read_kernel(&v, size, (const __u8 *) req + off);
+        return v;
+}
+#define REQ_FIELD(head, req, type, field, size) \
+        req_field(head, req, bpf_core_field_offset(type, field), size)
+
 /* What the op's prep read from the SQE: offset, length, buffer and flags; for a vectored read or write, the
  * bytes its iovecs add up to. */
-static __always_inline void uring_details(struct io_kiocb *req, __u8 req_flags, __u8 opcode,
+static __always_inline void uring_details(struct io_kiocb *req, const __u8 *head, __u8 req_flags, __u8 opcode,
                                           struct capture_uring *u) {
         __u8 layout = opcode < URING_OP_COUNT ? uring_layout[opcode] : URING_LAYOUT_NONE;
+        /* the op's part is io_kiocb_to_cmd(): the request's first bytes */
         if (layout == URING_LAYOUT_RW) {
-                struct io_rw *rw = (struct io_rw *) req; /* io_kiocb_to_cmd(): the request's first bytes */
-                u->off = (__u64) BPF_CORE_READ(rw, kiocb.ki_pos);
-                u->addr = BPF_CORE_READ(rw, addr);
-                u->len = BPF_CORE_READ(rw, len);
-                u->rw_flags = (__u32) BPF_CORE_READ(rw, flags);
+                u->off = REQ_FIELD(head, req, struct io_rw, kiocb.ki_pos, 8);
+                u->addr = REQ_FIELD(head, req, struct io_rw, addr, 8);
+                u->len = (__u32) REQ_FIELD(head, req, struct io_rw, len, 4);
+                u->rw_flags = (__u32) REQ_FIELD(head, req, struct io_rw, flags, 4);
                 u->flags |= CAPTURE_URING_F_DETAILS;
                 if (uring_vectored[opcode] && !(req_flags & REQ_F_BUFFER_SELECT) &&
                     bpf_core_field_exists(struct io_async_rw, iter)) {
@@ -1826,10 +1844,9 @@ static __always_inline void uring_details(struct io_kiocb *req, __u8 req_flags, 
                         }
                 }
         } else if (layout == URING_LAYOUT_SYNC) {
-                struct io_sync *sync = (struct io_sync *) req;
-                u->off = (__u64) BPF_CORE_READ(sync, off);
-                u->len = (__u32) BPF_CORE_READ(sync, len);
-                u->rw_flags = (__u32) BPF_CORE_READ(sync, flags);
+                u->off = REQ_FIELD(head, req, struct io_sync, off, 8);
+                u->len = (__u32) REQ_FIELD(head, req, struct io_sync, len, 8);
+                u->rw_flags = (__u32) REQ_FIELD(head, req, struct io_sync, flags, 4);
                 u->flags |= CAPTURE_URING_F_DETAILS;
         }
 }
@@ -1886,14 +1903,14 @@ int uring_submit(struct uring_submit_ctx *ctx) {
         if (ctx->sq_thread)
                 u->flags |= CAPTURE_URING_F_SQ_THREAD;
         struct io_kiocb *req = (struct io_kiocb *) ctx->req;
-        __u8 req_flags = 0;
-        bpf_probe_read_kernel(&req_flags, 1, (__u8 *) req + bpf_core_field_offset(struct io_kiocb, flags));
-        u->fd = (__u32) BPF_CORE_READ(req, cqe.fd);
-        uring_details(req, req_flags, ctx->opcode, u);
+        struct scratch *s = scratch_of(&l);
+        const __u8 *head = s && bpf_probe_read_kernel(s->req_head, URING_REQ_HEAD, req) == 0 ? s->req_head : 0;
+        __u8 req_flags = (__u8) REQ_FIELD(head, req, struct io_kiocb, flags, 1);
+        u->fd = (__u32) REQ_FIELD(head, req, struct io_kiocb, cqe.fd, 4);
+        uring_details(req, head, req_flags, ctx->opcode, u);
         if (req_flags & REQ_F_FIXED_FILE)
                 u->flags |= CAPTURE_URING_F_FIXED_FILE;
         else {
-                struct scratch *s = scratch_of(&l);
                 if (s) {
                         s->b.last_fd = ~0u; /* no file identity of another record's */
                         file_identity(s, u->fd, &u->file);
