@@ -145,6 +145,19 @@ stat_of() { # FILE NAME: the [stats] line's value of NAME (the line alone, or as
         sed -n "s/.*\[stats\] \(.*, \)\?$2 = \([0-9]*\)\(,.*\|\)$/\2/p; s/.*\[stats\] \(.*, \)\?$2 = \([0-9]*\)\(,.*\|\)\"}$/\2/p" "$1" | head -1
 }
 
+# CAPTURE TRUTH...: the records the workloads of the truth files made a tracer write, as "LOW HIGH".  A record
+# a call with the capture (bpf: its enter travels in its exit's record), an enter and an exit without; each
+# workload's end; and with the capture up to one more a context set up, for an AIO ring that holds completions
+# no call looked at when it goes (io_destroy, exit_group): the kernel's timing, which no workload sees.
+records_produced() {
+        local cap=$1
+        shift
+        cat "$@" | awk -v cap="$cap" -v workloads=$# '
+                /^call / { calls++ }
+                /^call syscall=io_setup .* ret=0 / { rings++ }
+                END { low = (cap == "bpf" ? 1 : 2) * calls + workloads; print low, low + (cap == "bpf" ? rings : 0) }'
+}
+
 write_config() { # FILE, then config lines
         local f=$1
         shift
