@@ -110,9 +110,12 @@ struct io_cqe {
         __u64 user_data;
         int fd;
 } __attribute__((preserve_access_index));
-struct io_ring_ctx;
+struct io_ring_ctx {
+        unsigned int flags; /* IORING_SETUP_* */
+} __attribute__((preserve_access_index));
 struct io_kiocb {
         struct file *file;
+        __u8 opcode;
         __u64 flags; /* read one byte of it: its width changed between releases */
         struct io_ring_ctx *ctx;
         struct io_cqe cqe;
@@ -345,7 +348,6 @@ struct scratch {
         struct glob_state g;
         struct lookup_keys k;
         struct capture_iocb_file files[CAPTURE_MAX_ITEMS];
-        __u8 req_head[128]; /* io_uring_submit_req: the request's first bytes (URING_REQ_HEAD) */
         __u8 buf[SCRATCH_SIZE];
 };
 
@@ -1806,47 +1808,33 @@ _Static_assert(sizeof(struct uring_complete_ctx) == CAPTURE_URING_RAW_SIZE, "io_
 
 #define REQ_F_BUFFER_SELECT 0x20 /* IOSQE_BUFFER_SELECT: the buffer is picked at issue */
 
-/* A submit reads the request's first bytes at once: its op's part (io_kiocb_to_cmd()), its flags and its CQE lie
- * there (6.18: within 96), one helper call instead of one a field.  A field a kernel keeps beyond them, or all
- * of them when the block cannot be read, is read by itself. */
-#define URING_REQ_HEAD 128
-_Static_assert(URING_REQ_HEAD == sizeof(((struct scratch *) 0)->req_head), "the scratch's room for it");
-
-static __always_inline __u64 req_field(const __u8 *head, const void *req, __u32 off, __u32 size) {
-        __u64 v = 0;
-        if (head && off + size <= URING_REQ_HEAD)
-                __builtin_memcpy(&v, head + off, size);
-        else
-                bpf_probe_read_kernel(&v, size, (const __u8 *) req + off);
-        return v;
-}
-#define REQ_FIELD(head, req, type, field, size) \
-        req_field(head, req, bpf_core_field_offset(type, field), size)
-
 /* What the op's prep read from the SQE: offset, length, buffer and flags; for a vectored read or write, the
  * bytes its iovecs add up to. */
-static __always_inline void uring_details(struct io_kiocb *req, const __u8 *head, __u8 req_flags, __u8 opcode,
+static __always_inline void uring_details(struct io_kiocb *req, __u8 req_flags, __u8 opcode,
                                           struct capture_uring *u) {
         __u8 layout = opcode < URING_OP_COUNT ? uring_layout[opcode] : URING_LAYOUT_NONE;
-        /* the op's part is io_kiocb_to_cmd(): the request's first bytes */
+        /* The op's part is io_kiocb_to_cmd(): the request's first bytes, which the verifier knows as the bytes of
+         * the request's io_cmd_data, and lets a program load as it likes. */
         if (layout == URING_LAYOUT_RW) {
-                u->off = REQ_FIELD(head, req, struct io_rw, kiocb.ki_pos, 8);
-                u->addr = REQ_FIELD(head, req, struct io_rw, addr, 8);
-                u->len = (__u32) REQ_FIELD(head, req, struct io_rw, len, 4);
-                u->rw_flags = (__u32) REQ_FIELD(head, req, struct io_rw, flags, 4);
+                struct io_rw *rw = (struct io_rw *) req;
+                u->off = (__u64) rw->kiocb.ki_pos;
+                u->addr = rw->addr;
+                u->len = rw->len;
+                u->rw_flags = (__u32) rw->flags;
                 u->flags |= CAPTURE_URING_F_DETAILS;
                 if (uring_vectored[opcode] && !(req_flags & REQ_F_BUFFER_SELECT) &&
                     bpf_core_field_exists(struct io_async_rw, iter)) {
-                        struct io_async_rw *io = BPF_CORE_READ(req, async_data);
+                        struct io_async_rw *io = req->async_data;
                         if (io) {
-                                u->bytes = (__u32) BPF_CORE_READ(io, iter.count);
+                                u->bytes = (__u32) io->iter.count;
                                 u->flags |= CAPTURE_URING_F_BYTES;
                         }
                 }
         } else if (layout == URING_LAYOUT_SYNC) {
-                u->off = REQ_FIELD(head, req, struct io_sync, off, 8);
-                u->len = (__u32) REQ_FIELD(head, req, struct io_sync, len, 8);
-                u->rw_flags = (__u32) REQ_FIELD(head, req, struct io_sync, flags, 4);
+                struct io_sync *sync = (struct io_sync *) req;
+                u->off = (__u64) sync->off;
+                u->len = (__u32) sync->len;
+                u->rw_flags = (__u32) sync->flags;
                 u->flags |= CAPTURE_URING_F_DETAILS;
         }
 }
@@ -1877,8 +1865,15 @@ static __always_inline void uring_submit_begin(struct uring_record *r, __u64 rin
         __builtin_memcpy(r->u.comm, comm, sizeof(r->u.comm));
 }
 
-SEC("tracepoint/io_uring/io_uring_submit_req")
-int uring_submit(struct uring_submit_ctx *ctx) {
+#define IORING_SETUP_SQPOLL (1u << 1)
+
+/* A request submitted, after its prep.  A tp_btf program: its argument is the request itself, whose fields the
+ * verifier lets it load directly (a classic tracepoint's program gets a record the kernel builds first, and
+ * reads through the request's address with a helper call a field); the record the tracepoint would have
+ * written is made from them. */
+SEC("tp_btf/io_uring_submit_req")
+int uring_submit(__u64 *ctx) {
+        struct io_kiocb *req = (struct io_kiocb *) ctx[0];
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
         if (!uring_watched(&l, comm))
@@ -1891,26 +1886,26 @@ int uring_submit(struct uring_submit_ctx *ctx) {
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
-        uring_submit_begin(&r, ctx->ctx, ctx->req, ctx->user_data, ctx->opcode, comm, seen);
-        r.submit.flags = ctx->flags;
-        r.submit.sq_thread = ctx->sq_thread;
+        struct io_ring_ctx *ring = req->ctx;
+        __u8 opcode = req->opcode;
+        __u64 req_flags = req->flags;
+        uring_submit_begin(&r, (__u64) ring, (__u64) req, req->cqe.user_data, opcode, comm, seen);
+        r.submit.flags = req_flags;
+        r.submit.sq_thread = (ring->flags & IORING_SETUP_SQPOLL) != 0;
         struct capture_uring *u = &r.u;
         if (note) {
                 u->flags = CAPTURE_URING_F_NOTE;
                 output(ctx, &r, sizeof(r));
                 return NEUTRAL;
         }
-        if (ctx->sq_thread)
+        if (r.submit.sq_thread)
                 u->flags |= CAPTURE_URING_F_SQ_THREAD;
-        struct io_kiocb *req = (struct io_kiocb *) ctx->req;
-        struct scratch *s = scratch_of(&l);
-        const __u8 *head = s && bpf_probe_read_kernel(s->req_head, URING_REQ_HEAD, req) == 0 ? s->req_head : 0;
-        __u8 req_flags = (__u8) REQ_FIELD(head, req, struct io_kiocb, flags, 1);
-        u->fd = (__u32) REQ_FIELD(head, req, struct io_kiocb, cqe.fd, 4);
-        uring_details(req, head, req_flags, ctx->opcode, u);
+        u->fd = (__u32) req->cqe.fd;
+        uring_details(req, (__u8) req_flags, opcode, u);
         if (req_flags & REQ_F_FIXED_FILE)
                 u->flags |= CAPTURE_URING_F_FIXED_FILE;
         else {
+                struct scratch *s = scratch_of(&l);
                 if (s) {
                         s->b.last_fd = ~0u; /* no file identity of another record's */
                         file_identity(s, u->fd, &u->file);
@@ -1918,7 +1913,7 @@ int uring_submit(struct uring_submit_ctx *ctx) {
                                 send_path(ctx, &l, s->b.last_file, u->file.mnt_id, u->file.ino);
                 }
         }
-        uring_own(ctx->ctx, tgid, (__u32) (seen >> 32));
+        uring_own((__u64) ring, tgid, (__u32) (seen >> 32));
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
