@@ -955,31 +955,32 @@ static __always_inline __u32 put_array(struct loop_ctx *l, struct scratch *s, __
         return seg->valid;
 }
 
-/* The (mnt_id, ino) of an open file, as fdinfo shows them; 0 if it cannot be read. */
-static __always_inline int identity_of(struct file *f, __u32 *ret_mnt_id, __u64 *ret_ino) {
-        unsigned long ino = BPF_CORE_READ(f, f_inode, i_ino);
-        struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+/* The mount id of a file's vfsmount, as fdinfo shows it; 0 if it cannot be read. */
+static __always_inline int mount_id_of(struct vfsmount *mnt, __u32 *ret_mnt_id) {
         int mnt_id = 0;
-        /* real_mount(): the vfsmount sits inside its struct mount */
+        /* real_mount(): the vfsmount sits inside its struct mount, which the verifier does not know it by */
         if (!mnt || bpf_probe_read_kernel(&mnt_id, sizeof(mnt_id),
                                           (__u8 *) mnt - bpf_core_field_offset(struct mount, mnt) +
                                                   bpf_core_field_offset(struct mount, mnt_id)) != 0)
                 return 0;
         *ret_mnt_id = (__u32) mnt_id;
+        return 1;
+}
+
+/* The (mnt_id, ino) of an open file, as fdinfo shows them; 0 if it cannot be read. */
+static __always_inline int identity_of(struct file *f, __u32 *ret_mnt_id, __u64 *ret_ino) {
+        unsigned long ino = BPF_CORE_READ(f, f_inode, i_ino);
+        if (!mount_id_of(BPF_CORE_READ(f, f_path.mnt), ret_mnt_id))
+                return 0;
         *ret_ino = ino;
         return 1;
 }
 
 /* The same for a file pointer the verifier knows the type of (a tp_btf program's argument, or what one points
- * to): its fields read directly, a load each; struct mount, around the vfsmount, still through the helper. */
+ * to): its fields read directly, a load each. */
 static __always_inline int identity_of_btf(struct file *f, __u32 *ret_mnt_id, __u64 *ret_ino) {
-        struct vfsmount *mnt = f->f_path.mnt;
-        int mnt_id = 0;
-        if (!mnt || bpf_probe_read_kernel(&mnt_id, sizeof(mnt_id),
-                                          (__u8 *) mnt - bpf_core_field_offset(struct mount, mnt) +
-                                                  bpf_core_field_offset(struct mount, mnt_id)) != 0)
+        if (!mount_id_of(f->f_path.mnt, ret_mnt_id))
                 return 0;
-        *ret_mnt_id = (__u32) mnt_id;
         *ret_ino = f->f_inode->i_ino;
         return 1;
 }
