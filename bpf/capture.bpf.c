@@ -116,7 +116,7 @@ struct io_ring_ctx {
 struct io_kiocb {
         struct file *file;
         __u8 opcode;
-        __u64 flags; /* read one byte of it: its width changed between releases */
+        __u64 flags; /* 32 bits on older kernels: libbpf sizes the load to the running kernel's */
         struct io_ring_ctx *ctx;
         struct io_cqe cqe;
         void *async_data;
@@ -1851,8 +1851,8 @@ static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM
         return watched_as(l, thread_state(), comm);
 }
 
-/* A submit record of the current thread: the common fields (a program may not read them, nor copy the
- * record whole: each field, as the kernel wrote it), the request, and who submitted it. */
+/* A submit record of the current thread, as io_uring_submit_req's format file lays it out (the daemon reads it
+ * so): the common fields, the request, and who submitted it. */
 static __always_inline void uring_submit_begin(struct uring_record *r, __u64 ring, __u64 req, __u64 user_data,
                                                __u8 opcode, const char *comm, __u64 id) {
         put_common(r->raw, uring_submit_tp_id);
