@@ -156,8 +156,10 @@ run_perf() {
 
 # LOAD: runs it with the same tracepoints enabled, each running a BPF program that does nothing (so no record is
 # written): what any tracer of them pays before its programs do anything (the syscalls' slower path, the
-# tracepoint, its record built, the program called).  aiotraced cannot be cheaper than this; how far this is
-# above perf record is the most it could gain on it.  Prints "iops".
+# tracepoint, its record built, the program called).  aiotraced's syscall programs cannot be cheaper than
+# this; how far this is above perf record is the most they could gain on it.  (io_uring's programs are tp_btf,
+# for which the kernel builds no record: there this is a ceiling for classic tracepoint programs only.)
+# Prints "iops".
 run_tp_floor() {
         local events=() i
         perf_events "$1"

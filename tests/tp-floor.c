@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The benchmark's ceiling for any tracer built on the tracepoints aiotraced uses: a BPF program that does
  * nothing (it returns 0, so the kernel writes no sample) attached to each tracepoint named, as the daemon
- * attaches its own (one perf event on CPU 0: a tracepoint runs its programs on whatever CPU it fires).  What a load pays beside it is what the tracepoints cost before a program does
+ * attaches its syscall programs (one perf event on CPU 0: a tracepoint runs its programs on whatever CPU it
+ * fires).  What a load pays beside it is what the tracepoints cost before a program does
  * anything: the syscalls' slow path, the tracepoint, building its record and calling the program.
  *   tp-floor TRACEFS_EVENT...     (as root; e.g. syscalls/sys_enter_io_submit; runs until SIGINT or SIGTERM)
  * It prints "attached N" once every program is enabled.
