@@ -113,7 +113,7 @@ perf_events() {
         esac
 }
 
-# NAME ERRFILE: stops the perf tool running as PERF_PID (SIGINT, as a user would)
+# NAME ERRFILE: stops the tool running as PERF_PID, perf or tp-floor (SIGINT, as a user would)
 stop_perf() {
         kill -INT "$PERF_PID"
         local rc=0
@@ -173,9 +173,7 @@ run_tp_floor() {
         case $line in attached*) ;; *) fail "tp-floor did not attach ($(cat "$T/floor.err"))" ;; esac
         local load
         load=$(run_load "$1")
-        kill -INT "$PERF_PID"
-        wait "$PERF_PID" || fail "tp-floor exited with $? ($(cat "$T/floor.err"))"
-        PERF_PID=
+        stop_perf tp-floor "$T/floor.err"
         echo "${load%% *}"
 }
 
@@ -210,7 +208,7 @@ for load in ${BENCH_LOADS:-batched single fio}; do
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
-                p_iops=- c_iops=-
+                p_iops=-
                 if [ $((r % 2)) = 1 ]; then
                         read -r u_iops u_calls < <(run_load "$load")
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
@@ -222,10 +220,8 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                         read -r t_iops t_calls d_calls records lost dropped cpu user system rss rings bytes < <(run_traced "$load")
                         read -r u_iops u_calls < <(run_load "$load")
                 fi
-                if [ "$c_iops" != - ]; then
-                        awk -v t="$c_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/c_ratio"
-                        echo "  $load round $r: the tracepoints running a program that does nothing: $c_iops IOPS"
-                fi
+                awk -v t="$c_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/c_ratio"
+                echo "  $load round $r: the tracepoints running a program that does nothing: $c_iops IOPS"
                 [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
                 lost_total=$((lost_total + lost))
                 dropped_total=$((dropped_total + dropped))
@@ -249,7 +245,7 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                         # the goal: aiotraced's IOPS over perf record's, run next to each other in the round
                         awk -v t="$t_iops" -v p="$p_iops" 'BEGIN {print t / p}' >>"$T/vs_perf"
                         # the ceiling of that on these tracepoints
-                        [ "$c_iops" = - ] || awk -v c="$c_iops" -v p="$p_iops" 'BEGIN {print c / p}' >>"$T/c_vs_perf"
+                        awk -v c="$c_iops" -v p="$p_iops" 'BEGIN {print c / p}' >>"$T/c_vs_perf"
                         awk -v c="$p_cpu" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_cpu_call"
                         awk -v c="$p_user" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_user_call"
                         awk -v c="$p_system" -v n="$p_calls" 'BEGIN {print c / n * 1e6}' >>"$T/p_sys_call"
@@ -281,9 +277,8 @@ for load in ${BENCH_LOADS:-batched single fio}; do
         [ ! -s "$T/vs_perf" ] ||
                 echo "$load, aiotraced's IOPS over raw perf record's, paired: $(median <"$T/vs_perf")" \
                      "($(spread <"$T/vs_perf"))"
-        [ ! -s "$T/c_ratio" ] ||
-                echo "$load, the same tracepoints running a program that does nothing: paired ratio" \
-                     "$(median <"$T/c_ratio") ($(spread <"$T/c_ratio"))"
+        echo "$load, the same tracepoints running a program that does nothing: paired ratio" \
+             "$(median <"$T/c_ratio") ($(spread <"$T/c_ratio"))"
         [ ! -s "$T/c_vs_perf" ] ||
                 echo "$load, the ceiling: a program that does nothing over raw perf record, paired:" \
                      "$(median <"$T/c_vs_perf") ($(spread <"$T/c_vs_perf"))"
