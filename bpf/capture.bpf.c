@@ -1934,13 +1934,16 @@ struct io_uring_cqe_head {
         __u32 flags;
 };
 
+/* The tracepoint gives the request as a `void *`.  From kernel 6.2 this kfunc makes it a typed pointer whose
+ * fields are plain loads (faulting ones read as 0), not a helper call each; the daemon loads the program that
+ * uses it only where the kernel has it (weak: without it, the object still loads). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
 /* A completion: the tracepoint's arguments (tp_btf), the ring, the request and the CQE, so that the file the
  * kernel used (the request's, taken at issue, when the fd may name another since the submit) comes with it,
- * and its path if the daemon was not told it yet. */
-SEC("tp_btf/io_uring_complete")
-int uring_complete(__u64 *ctx) {
+ * and its path if the daemon was not told it yet.  `typed`: the request read through bpf_rdonly_cast. */
+static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         __u64 ring = ctx[0];
-        struct io_kiocb *req = (struct io_kiocb *) ctx[1];
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
         if (!owner || !uring_traced())
                 return NEUTRAL;
@@ -1951,20 +1954,40 @@ int uring_complete(__u64 *ctx) {
         struct uring_record r = {};
         put_common(r.raw, uring_complete_tp_id);
         r.complete.ctx = ring;
-        r.complete.req = (__u64) req;
+        r.complete.req = ctx[1];
         r.complete.user_data = cqe.user_data;
         r.complete.res = cqe.res;
         r.complete.cflags = cqe.flags;
         uring_completer(&r.u, owner);
         /* a registered file's too: the request holds the file itself, not the table's tagged slot */
-        struct file *f = req ? BPF_CORE_READ(req, file) : 0;
-        if (f && identity_of(f, &r.u.file.mnt_id, &r.u.file.ino)) {
+        struct file *f = 0;
+        int known = 0;
+        if (typed) {
+                struct io_kiocb *req = bpf_rdonly_cast((void *) ctx[1], bpf_core_type_id_kernel(struct io_kiocb));
+                f = req->file;
+                known = f && identity_of_btf(f, &r.u.file.mnt_id, &r.u.file.ino);
+        } else {
+                f = ctx[1] ? BPF_CORE_READ((struct io_kiocb *) ctx[1], file) : 0;
+                known = f && identity_of(f, &r.u.file.mnt_id, &r.u.file.ino);
+        }
+        if (known) {
                 struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
                 r.u.flags |= CAPTURE_URING_F_FILE;
                 send_path(ctx, &l, f, r.u.file.mnt_id, r.u.file.ino);
         }
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
+}
+
+SEC("tp_btf/io_uring_complete")
+int uring_complete(__u64 *ctx) {
+        return uring_completion(ctx, 1);
+}
+
+/* The same for kernels without bpf_rdonly_cast: the request's file and its identity through helper calls. */
+SEC("tp_btf/io_uring_complete")
+int uring_complete_probed(__u64 *ctx) {
+        return uring_completion(ctx, 0);
 }
 
 /* A request that failed before it was submitted (a bad opcode, bad flags, a prep that refused it): written as

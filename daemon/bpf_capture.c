@@ -57,6 +57,15 @@ static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, v
         return 0;
 }
 
+/* Whether the kernel has the bpf_rdonly_cast kfunc (6.2 and later), which io_uring's completion program reads
+ * its request through; looked up once. */
+static bool kernel_has_rdonly_cast(void) {
+        static int has = -1;
+        if (has < 0)
+                has = libbpf_find_vmlinux_btf_id("bpf_rdonly_cast", BPF_TRACE_FENTRY) >= 0;
+        return has;
+}
+
 /* The program for an event: named for it in capture.bpf.c ("enter_io_submit", "proc_exit", ...); empty when
  * the event has none. */
 static void program_name(const struct event_desc *d, char *buf, size_t size) {
@@ -77,7 +86,7 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
                 snprintf(buf, size, "uring_submit");
                 break;
         case EVENT_URING_COMPLETE:
-                snprintf(buf, size, "uring_complete");
+                snprintf(buf, size, kernel_has_rdonly_cast() ? "uring_complete" : "uring_complete_probed");
                 break;
         case EVENT_URING_FAILED:
                 snprintf(buf, size, "uring_failed");

@@ -1,0 +1,20 @@
+#!/bin/bash
+# Every program of the in-kernel capture passes this kernel's verifier, the ones kept for older kernels too:
+# the daemon loads only those its kernel needs, so its own runs here never load, say, io_uring's completion
+# program that reads the request through helper calls (for kernels without bpf_rdonly_cast).
+. "${top_srcdir:?}/tests/lib.sh"
+need_tracing
+obj=$top_builddir/bpf/capture.bpf.o
+[ -f "$obj" ] || { echo "SKIP: built without the in-kernel capture (--enable-bpf)"; exit 77; }
+PATH=$PATH:/usr/sbin:/sbin
+command -v bpftool >/dev/null || fail "no bpftool, which the build used"
+
+# loaded and pinned in a bpffs of a mount namespace of its own: released when it ends
+mkdir -p "$T/bpffs"
+unshare -m bash -c 'mount -t bpf bpf "$1" && bpftool prog loadall "$2" "$1/p" && ls "$1/p"' _ "$T/bpffs" "$obj" \
+        >"$T/loaded" 2>"$T/err" || { tail -n 40 "$T/err"; fail "a program of the capture was refused"; }
+echo "== $(wc -l <"$T/loaded") programs passed the verifier"
+for prog in uring_complete uring_complete_probed exit_io_submit aio_dio_begin; do
+        grep -qx "$prog" "$T/loaded" || fail "$prog was not among the programs loaded"
+done
+echo PASS
