@@ -1634,8 +1634,11 @@ int aio_dio_begin(__u64 *ctx) {
          * against the type it knows the pointer by. */
         struct kiocb *k = (struct kiocb *) ctx[0];
         struct iov_iter *iter = (struct iov_iter *) ctx[1];
+        /* a synchronous one (pread on O_DIRECT) has no completion: it returns before the storage lookup */
+        if (!k->ki_complete)
+                return 0;
         struct thread_state *ts = thread_state_if_any();
-        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT || !k->ki_complete)
+        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT)
                 return 0;
         struct aio_kiocb *req = (struct aio_kiocb *) k; /* its kiocb is its first member */
         __u64 iocb = BPF_CORE_READ(req, ki_res.obj);
