@@ -1720,6 +1720,15 @@ struct {
         __type(value, struct uring_owner);
 } uring_owners SEC(".maps");
 
+/* The processes with a ring in uring_owners: what a process's end looks up before it walks that map (a walk
+ * visits every bucket, some 20 us, which every process of the host would pay at its end). */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, CAPTURE_MAX_URING_RINGS);
+        __type(key, __u32);
+        __type(value, __u8);
+} uring_owner_tgids SEC(".maps");
+
 /* A process's end: its requests in flight are abandoned then, so the cancellations its rings' teardown posts
  * afterwards (from a kernel worker) are not written. */
 #define URING_RINGS_AT_EXIT 8
@@ -1737,6 +1746,9 @@ static long collect_uring(void *map, __u64 *ring, struct uring_owner *owner, str
 }
 
 static __always_inline void uring_forget(__u32 tgid) {
+        if (!bpf_map_lookup_elem(&uring_owner_tgids, &tgid))
+                return;
+        bpf_map_delete_elem(&uring_owner_tgids, &tgid);
         struct uring_walk w = { .tgid = tgid };
         bpf_for_each_map_elem(&uring_owners, collect_uring, &w, 0);
         for (__u32 i = 0; i < URING_RINGS_AT_EXIT && i < w.n; i++)
@@ -1757,6 +1769,8 @@ static __always_inline void uring_own(__u64 ring, __u32 tgid, __u32 seen_tgid) {
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
         if (!owner || owner->tgid != tgid) {
                 struct uring_owner o = { .tgid = tgid, .seen_tgid = seen_tgid };
+                __u8 one = 1;
+                bpf_map_update_elem(&uring_owner_tgids, &tgid, &one, BPF_ANY);
                 bpf_map_update_elem(&uring_owners, &ring, &o, BPF_ANY);
         }
 }
