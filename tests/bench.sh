@@ -13,9 +13,11 @@
 # where perf is installed, the floor: a raw `perf record` of the same tracepoints, filtered on the same comm,
 # to the same tmpfs, decoding nothing (its paired ratio, its CPU per million calls, and the daemon's CPU a
 # call over perf's in the same round: the machine's state moves both alike); and the ceiling of any tracer on
-# these tracepoints: the same tracepoints running a BPF program that does nothing (tests/tp-floor).  Then,
-# in a run of each load apart, what the capture's programs cost the traced thread (kernel.bpf_stats_enabled).
+# these tracepoints: the same tracepoints running a BPF program that does nothing (tests/tp-floor), and
+# aiotraced's IOPS over the ceiling's (what its programs and its daemon cost beyond the tracepoints).
 # Then what every process of the host pays while the tracepoints are enabled (an unwatched getppid loop).
+# Then, in a run of each load apart, what the capture's programs cost the traced thread, and what they cost an
+# unwatched process's life (fork, exec, exit) (kernel.bpf_stats_enabled).
 # Then the replay benchmark (no root needed): the records of one fio run, recorded with --dump, decoded and
 # formatted on one core as fast as they go, per output format, and over 2 to 256 rings.
 #
@@ -204,7 +206,7 @@ echo "== writing a file on this tmpfs costs $(tmpfs_write_cost) ns a byte of sys
 for load in ${BENCH_LOADS:-batched single fio}; do
         : >"$T/ratio" >"$T/base" >"$T/cpu_rec" >"$T/cpu_call" >"$T/user_call" >"$T/sys_call" >"$T/rss" >"$T/bpr"
         : >"$T/p_ratio" >"$T/c_ratio" >"$T/p_cpu_call" >"$T/p_user_call" >"$T/p_sys_call" >"$T/p_bpc" >"$T/p_cpu_vs"
-        : >"$T/vs_perf" >"$T/c_vs_perf"
+        : >"$T/vs_perf" >"$T/c_vs_perf" >"$T/vs_ceiling"
         all_captured=yes
         lost_total=0 dropped_total=0
         for r in $(seq "$rounds"); do
@@ -221,6 +223,8 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                         read -r u_iops u_calls < <(run_load "$load")
                 fi
                 awk -v t="$c_iops" -v u="$u_iops" 'BEGIN {print t / u}' >>"$T/c_ratio"
+                # what aiotraced adds beyond the tracepoints themselves: its programs' work and its daemon
+                awk -v t="$t_iops" -v c="$c_iops" 'BEGIN {print t / c}' >>"$T/vs_ceiling"
                 echo "  $load round $r: the tracepoints running a program that does nothing: $c_iops IOPS"
                 [ "$t_calls" = - ] || [ "$t_calls" = "$d_calls" ] || all_captured=no
                 lost_total=$((lost_total + lost))
@@ -279,6 +283,8 @@ for load in ${BENCH_LOADS:-batched single fio}; do
                      "($(spread <"$T/vs_perf"))"
         echo "$load, the same tracepoints running a program that does nothing: paired ratio" \
              "$(median <"$T/c_ratio") ($(spread <"$T/c_ratio"))"
+        echo "$load, aiotraced's IOPS over the ceiling's (what its programs and its daemon cost), paired:" \
+             "$(median <"$T/vs_ceiling") ($(spread <"$T/vs_ceiling"))"
         [ ! -s "$T/c_vs_perf" ] ||
                 echo "$load, the ceiling: a program that does nothing over raw perf record, paired:" \
                      "$(median <"$T/c_vs_perf") ($(spread <"$T/c_vs_perf"))"
@@ -361,6 +367,19 @@ if [ "$stats_was" != - ] && sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null;
                         "$T/bench.err" | awk -v n="$d_calls" '$2 * 100 >= n {
                         printf "  %-22s %.2f runs a call, %s ns a run\n", $1, $2 / n, $3 }'
         done
+        # What an unwatched process's life runs of the capture (its fork, exec, exit_group and end): 2,000 of
+        # /bin/true beside the daemon watching the loads' comm.
+        write_config "$T/life.conf" 'watch = ( { comm = "aio-bench"; } );' \
+                "output = { sink = \"file\"; path = \"$out/life.log\"; };"
+        start_daemon_to_file "$T/life.conf" "$out/life.log" "$T/life.err"
+        for _ in $(seq 2000); do /bin/true; done
+        kill -INT "$DAEMON_PID"
+        wait "$DAEMON_PID" || fail "aiotraced exited with $?"
+        DAEMON_PID=
+        rm -f "$out"/life.log*
+        sed -n "s/^aiotraced: the in-kernel capture's program \([a-z_0-9]*\): \([0-9]*\) runs, \([0-9]*\) ns a run$/\1 \2 \3/p" \
+                "$T/life.err" | awk '$2 >= 2000 { ns += $2 * $3; line = line sprintf("  %-22s %.2f runs a process, %s ns a run\n", $1, $2 / 2000, $3) }
+                        END { printf "an unwatched process (/bin/true): %.2f us of the capture'"'"'s programs in its life\n%s", ns / 2000 / 1000, line }'
         sysctl -q -w kernel.bpf_stats_enabled="$stats_was"
 fi
 
