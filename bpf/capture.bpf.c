@@ -999,8 +999,14 @@ static __always_inline struct file *file_of_fd(__u32 fd) {
         return f;
 }
 
-/* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none. */
-static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
+/* From kernel 6.2 this kfunc makes a kernel address a typed pointer whose fields are plain loads (faulting ones
+ * read as 0), not a helper call each.  The programs that use it have twins that do not ("_probed"), and the
+ * daemon loads one of each pair as the kernel has it or not (weak: without it, the object still loads). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none.
+ * `typed`: the file read through bpf_rdonly_cast. */
+static __always_inline void file_identity_as(struct scratch *s, __u32 fd, struct capture_file *ret, const int typed) {
         ret->fd = fd;
         if (fd == s->b.last_fd) {
                 ret->mnt_id = s->b.last_mnt_id;
@@ -1014,7 +1020,8 @@ static __always_inline void file_identity(struct scratch *s, __u32 fd, struct ca
                 return;
         __u32 mnt_id;
         __u64 ino;
-        if (!identity_of(f, &mnt_id, &ino))
+        if (typed ? !identity_of_btf(bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file)), &mnt_id, &ino)
+                  : !identity_of(f, &mnt_id, &ino))
                 return;
         ret->mnt_id = mnt_id;
         ret->ino = ino;
@@ -1022,6 +1029,10 @@ static __always_inline void file_identity(struct scratch *s, __u32 fd, struct ca
         s->b.last_fd = fd;
         s->b.last_mnt_id = ret->mnt_id;
         s->b.last_ino = ino;
+}
+
+static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
+        file_identity_as(s, fd, ret, 0);
 }
 
 /* The kernel's views beyond a call's first KVIEWS_IN_THREAD, by (thread, user iocb).  LRU: a view the exit never
@@ -1888,9 +1899,8 @@ static __always_inline void uring_submit_begin(struct uring_record *r, __u64 rin
 /* A request submitted, after its prep.  A tp_btf program: its argument is the request itself, whose fields the
  * verifier lets it load directly (a classic tracepoint's program gets a record the kernel builds first, and
  * reads through the request's address with a helper call a field); the record the tracepoint would have
- * written is made from them. */
-SEC("tp_btf/io_uring_submit_req")
-int uring_submit(__u64 *ctx) {
+ * written is made from them.  `typed`: the file the fd names read through bpf_rdonly_cast. */
+static __always_inline int uring_submission(__u64 *ctx, const int typed) {
         struct io_kiocb *req = (struct io_kiocb *) ctx[0];
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
@@ -1926,7 +1936,7 @@ int uring_submit(__u64 *ctx) {
                 struct scratch *s = scratch_of(&l);
                 if (s) {
                         s->b.last_fd = ~0u; /* no file identity of another record's */
-                        file_identity(s, u->fd, &u->file);
+                        file_identity_as(s, u->fd, &u->file, typed);
                         if (u->file.mnt_id)
                                 send_path(ctx, &l, s->b.last_file, u->file.mnt_id, u->file.ino);
                 }
@@ -1934,6 +1944,17 @@ int uring_submit(__u64 *ctx) {
         uring_own((__u64) ring, tgid, (__u32) (seen >> 32));
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int uring_submit(__u64 *ctx) {
+        return uring_submission(ctx, 1);
+}
+
+/* The same for kernels without bpf_rdonly_cast: the file's identity through helper calls. */
+SEC("tp_btf/io_uring_submit_req")
+int uring_submit_probed(__u64 *ctx) {
+        return uring_submission(ctx, 0);
 }
 
 /* Who posted a completion (any task: the owner, an io worker, a kernel worker), for the ring's owner. */
@@ -1951,14 +1972,10 @@ struct io_uring_cqe_head {
         __u32 flags;
 };
 
-/* The tracepoint gives the request as a `void *`.  From kernel 6.2 this kfunc makes it a typed pointer whose
- * fields are plain loads (faulting ones read as 0), not a helper call each; the daemon loads the program that
- * uses it only where the kernel has it (weak: without it, the object still loads). */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
 /* A completion: the tracepoint's arguments (tp_btf), the ring, the request and the CQE, so that the file the
  * kernel used (the request's, taken at issue, when the fd may name another since the submit) comes with it,
- * and its path if the daemon was not told it yet.  `typed`: the request read through bpf_rdonly_cast. */
+ * and its path if the daemon was not told it yet.  The tracepoint gives the request as a `void *`; `typed`: it
+ * is read through bpf_rdonly_cast. */
 static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         __u64 ring = ctx[0];
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);

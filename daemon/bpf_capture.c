@@ -57,8 +57,8 @@ static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, v
         return 0;
 }
 
-/* Whether the kernel has the bpf_rdonly_cast kfunc (6.2 and later), which io_uring's completion program reads
- * its request through; looked up once. */
+/* Whether the kernel has the bpf_rdonly_cast kfunc (6.2 and later), which io_uring's programs read the request's
+ * file through (without it, their "_probed" twins); looked up once. */
 static bool kernel_has_rdonly_cast(void) {
         static int has = -1;
         if (has < 0)
@@ -83,7 +83,7 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
                 snprintf(buf, size, "proc_exec");
                 break;
         case EVENT_URING_SUBMIT:
-                snprintf(buf, size, "uring_submit");
+                snprintf(buf, size, kernel_has_rdonly_cast() ? "uring_submit" : "uring_submit_probed");
                 break;
         case EVENT_URING_COMPLETE:
                 snprintf(buf, size, kernel_has_rdonly_cast() ? "uring_complete" : "uring_complete_probed");

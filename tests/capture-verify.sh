@@ -14,7 +14,7 @@ mkdir -p "$T/bpffs"
 unshare -m bash -c 'mount -t bpf bpf "$1" && bpftool prog loadall "$2" "$1/p" && ls "$1/p"' _ "$T/bpffs" "$obj" \
         >"$T/loaded" 2>"$T/err" || { tail -n 40 "$T/err"; fail "a program of the capture was refused"; }
 echo "== $(wc -l <"$T/loaded") programs passed the verifier"
-for prog in uring_complete uring_complete_probed exit_io_submit aio_dio_begin; do
+for prog in uring_submit uring_submit_probed uring_complete uring_complete_probed exit_io_submit aio_dio_begin; do
         grep -qx "$prog" "$T/loaded" || fail "$prog was not among the programs loaded"
 done
 echo PASS
