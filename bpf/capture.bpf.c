@@ -1227,8 +1227,9 @@ static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, _
         return 0;
 }
 
-/* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names. */
-static long iocb_step(__u32 i, void *ctx) {
+/* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names.  `typed`: the
+ * files read through bpf_rdonly_cast. */
+static __always_inline long iocb_step_as(__u32 i, void *ctx, const int typed) {
         struct scratch *s = scratch_of(ctx);
         if (!s || i >= s->b.n || (i + 1) * 8 > s->b.ptrs_valid)
                 return 1;
@@ -1249,7 +1250,7 @@ static long iocb_step(__u32 i, void *ctx) {
         if (!seg->valid)
                 return 0;
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
-        file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file);
+        file_identity_as(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file, typed);
         /* a file whose path the daemon was not told yet: told after the loop (a callback cannot write) */
         struct file_key key = { .mnt_id = file->mnt_id, .ino = file->ino };
         __u32 k = s->n_new_files;
@@ -1282,6 +1283,14 @@ static long iocb_step(__u32 i, void *ctx) {
         return 0;
 }
 
+static long iocb_step(__u32 i, void *ctx) {
+        return iocb_step_as(i, ctx, 1);
+}
+
+static long iocb_step_probed(__u32 i, void *ctx) {
+        return iocb_step_as(i, ctx, 0);
+}
+
 static __always_inline __u32 bounded(struct scratch *s, __u64 n) {
         __u32 max = max_items < CAPTURE_MAX_ITEMS ? max_items : CAPTURE_MAX_ITEMS;
         if (n > max) {
@@ -1291,7 +1300,8 @@ static __always_inline __u32 bounded(struct scratch *s, __u64 n) {
         return (__u32) n;
 }
 
-static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s, const __u64 *args, long ret) {
+static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s, const __u64 *args, long ret,
+                                           const int typed) {
         long nr = (long) args[1];
         __u64 wanted = ret > 0 ? (__u64) ret : nr > 0 ? (__u64) nr : 0;
         __u32 n = bounded(s, wanted);
@@ -1305,7 +1315,7 @@ static __always_inline void capture_submit(struct loop_ctx *l, struct scratch *s
         s->b.ptrs_valid = valid;
         s->b.n_files = 0;
         s->b.last_fd = ~0u;
-        bpf_loop(CAPTURE_MAX_ITEMS, iocb_step, l, 0);
+        bpf_loop(CAPTURE_MAX_ITEMS, typed ? iocb_step : iocb_step_probed, l, 0);
 }
 
 /* The file table io_submit's iocbs named, after every segment; without room for it, the paths are only looked up
@@ -1339,14 +1349,15 @@ static __always_inline int args_at_exit(__u64 *args) {
 }
 
 /* The memory the call used, by what it is. */
-static __always_inline void capture_memory(struct loop_ctx *l, struct scratch *s, int sc, const __u64 *args, long ret) {
+static __always_inline void capture_memory(struct loop_ctx *l, struct scratch *s, int sc, const __u64 *args, long ret,
+                                           const int typed) {
         switch (sc) {
         case AIO_IO_SETUP:
                 if (ret == 0)
                         put_segment(s, args[1], 8);
                 break;
         case AIO_IO_SUBMIT:
-                capture_submit(l, s, args, ret);
+                capture_submit(l, s, args, ret, typed);
                 break;
         case AIO_IO_CANCEL:
                 put_segment(s, args[1], IOCB_SIZE);
@@ -1384,7 +1395,7 @@ static __always_inline void put_header(struct scratch *s, const __u64 *args, __u
                 bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
-static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
+static __always_inline int on_exit(struct exit_ctx *ctx, int sc, const int typed) {
         if (!call_wanted(sc))
                 return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
@@ -1435,7 +1446,7 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc) {
         else
                 s->b.flags |= CAPTURE_F_NO_ARGS;
         if (!(s->b.flags & CAPTURE_F_NO_ARGS))
-                capture_memory(&l, s, sc, a.args, ret);
+                capture_memory(&l, s, sc, a.args, ret, typed);
         /* the paths of files new to the daemon, before the record that names them */
         for (__u32 k = 0; k < NEW_FILES_MAX; k++) {
                 s = scratch_of(&l);
@@ -1508,7 +1519,7 @@ static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_c
 #define EXIT(name, sc)                                                      \
         SEC("tracepoint/syscalls/sys_exit_" #name)                          \
         int exit_##name(struct exit_ctx *ctx) {                             \
-                return on_exit(ctx, sc);                                    \
+                return on_exit(ctx, sc, 1);                                 \
         }
 
 ENTER(io_setup, AIO_IO_SETUP, 2)
@@ -1529,6 +1540,12 @@ EXIT(io_destroy, AIO_IO_DESTROY) /* nothing of memory: a capture with no segment
 EXIT(io_uring_setup, AIO_IO_URING_SETUP)
 EXIT(io_uring_enter, AIO_IO_URING_ENTER)
 EXIT(io_uring_register, AIO_IO_URING_REGISTER)
+
+/* io_submit's exit for kernels without bpf_rdonly_cast: its iocbs' files' identities through helper calls. */
+SEC("tracepoint/syscalls/sys_exit_io_submit")
+int exit_io_submit_probed(struct exit_ctx *ctx) {
+        return on_exit(ctx, AIO_IO_SUBMIT, 0);
+}
 
 /* The end of a watched process: sched_process_exit of its last thread (group_dead), and sched_process_exec (its
  * AIO contexts go with its old memory).  Written as the kernel would have written them, for the same reason as

@@ -57,8 +57,8 @@ static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, v
         return 0;
 }
 
-/* Whether the kernel has the bpf_rdonly_cast kfunc (6.2 and later), which io_uring's programs read the request's
- * file through (without it, their "_probed" twins); looked up once. */
+/* Whether the kernel has the bpf_rdonly_cast kfunc (6.2 and later), which io_submit's exit and io_uring's
+ * programs read files through (without it, their "_probed" twins); looked up once. */
 static bool kernel_has_rdonly_cast(void) {
         static int has = -1;
         if (has < 0)
@@ -74,7 +74,8 @@ static void program_name(const struct event_desc *d, char *buf, size_t size) {
                 snprintf(buf, size, "enter_%s", aio_syscall_name(d->syscall));
                 break;
         case EVENT_SYS_EXIT:
-                snprintf(buf, size, "exit_%s", aio_syscall_name(d->syscall));
+                snprintf(buf, size, "exit_%s%s", aio_syscall_name(d->syscall),
+                         d->syscall == AIO_IO_SUBMIT && !kernel_has_rdonly_cast() ? "_probed" : "");
                 break;
         case EVENT_PROC_EXIT:
                 snprintf(buf, size, "proc_exit");
