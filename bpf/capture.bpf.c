@@ -1004,6 +1004,18 @@ static __always_inline struct file *file_of_fd(__u32 fd) {
  * daemon loads one of each pair as the kernel has it or not (weak: without it, the object still loads). */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
+/* A tp_btf program that reads through bpf_rdonly_cast, and its twin for kernels without it, which reads through
+ * helper calls: body(ctx, typed). */
+#define TP_BTF_TWINS(tp, name, body)                                        \
+        SEC("tp_btf/" #tp)                                                  \
+        int name(__u64 *ctx) {                                              \
+                return body(ctx, 1);                                        \
+        }                                                                   \
+        SEC("tp_btf/" #tp)                                                  \
+        int name##_probed(__u64 *ctx) {                                     \
+                return body(ctx, 0);                                        \
+        }
+
 /* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none.
  * `typed`: the file read through bpf_rdonly_cast. */
 static __always_inline void file_identity_as(struct scratch *s, __u32 fd, struct capture_file *ret, const int typed) {
@@ -1963,16 +1975,7 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
         return NEUTRAL;
 }
 
-SEC("tp_btf/io_uring_submit_req")
-int uring_submit(__u64 *ctx) {
-        return uring_submission(ctx, 1);
-}
-
-/* The same for kernels without bpf_rdonly_cast: the file's identity through helper calls. */
-SEC("tp_btf/io_uring_submit_req")
-int uring_submit_probed(__u64 *ctx) {
-        return uring_submission(ctx, 0);
-}
+TP_BTF_TWINS(io_uring_submit_req, uring_submit, uring_submission)
 
 /* Who posted a completion (any task: the owner, an io worker, a kernel worker), for the ring's owner. */
 static __always_inline void uring_completer(struct capture_uring *u, const struct uring_owner *owner) {
@@ -2030,16 +2033,7 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         return NEUTRAL;
 }
 
-SEC("tp_btf/io_uring_complete")
-int uring_complete(__u64 *ctx) {
-        return uring_completion(ctx, 1);
-}
-
-/* The same for kernels without bpf_rdonly_cast: the request's file and its identity through helper calls. */
-SEC("tp_btf/io_uring_complete")
-int uring_complete_probed(__u64 *ctx) {
-        return uring_completion(ctx, 0);
-}
+TP_BTF_TWINS(io_uring_complete, uring_complete, uring_completion)
 
 /* A request that failed before it was submitted (a bad opcode, bad flags, a prep that refused it): written as
  * a submit whose details are the SQE's, as the kernel has it (its own mapping of the ring's SQEs; the
