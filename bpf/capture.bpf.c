@@ -1016,9 +1016,17 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
                 return body(ctx, 0);                                        \
         }
 
+/* A file's identity, its fields read through bpf_rdonly_cast (`typed`) or through helper calls. */
+static __always_inline int identity_of_as(struct file *f, __u32 *ret_mnt_id, __u64 *ret_ino, const int typed) {
+        if (typed)
+                return identity_of_btf(bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file)), ret_mnt_id,
+                                       ret_ino);
+        return identity_of(f, ret_mnt_id, ret_ino);
+}
+
 /* The (mnt_id, ino) of the file the current task's fd names now, as fdinfo shows them; mnt_id 0 if none.
  * `typed`: the file read through bpf_rdonly_cast. */
-static __always_inline void file_identity_as(struct scratch *s, __u32 fd, struct capture_file *ret, const int typed) {
+static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret, const int typed) {
         ret->fd = fd;
         if (fd == s->b.last_fd) {
                 ret->mnt_id = s->b.last_mnt_id;
@@ -1032,8 +1040,7 @@ static __always_inline void file_identity_as(struct scratch *s, __u32 fd, struct
                 return;
         __u32 mnt_id;
         __u64 ino;
-        if (typed ? !identity_of_btf(bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file)), &mnt_id, &ino)
-                  : !identity_of(f, &mnt_id, &ino))
+        if (!identity_of_as(f, &mnt_id, &ino, typed))
                 return;
         ret->mnt_id = mnt_id;
         ret->ino = ino;
@@ -1041,10 +1048,6 @@ static __always_inline void file_identity_as(struct scratch *s, __u32 fd, struct
         s->b.last_fd = fd;
         s->b.last_mnt_id = ret->mnt_id;
         s->b.last_ino = ino;
-}
-
-static __always_inline void file_identity(struct scratch *s, __u32 fd, struct capture_file *ret) {
-        file_identity_as(s, fd, ret, 0);
 }
 
 /* The kernel's views beyond a call's first KVIEWS_IN_THREAD, by (thread, user iocb).  LRU: a view the exit never
@@ -1262,7 +1265,7 @@ static __always_inline long iocb_step_as(__u32 i, void *ctx, const int typed) {
         if (!seg->valid)
                 return 0;
         __u8 *cb = s->buf + ((seg_at + SEG_HDR) & (OFF_LIMIT - 1));
-        file_identity_as(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file, typed);
+        file_identity(s, *(__u32 *) (cb + IOCB_FD_OFFSET), file, typed);
         /* a file whose path the daemon was not told yet: told after the loop (a callback cannot write) */
         struct file_key key = { .mnt_id = file->mnt_id, .ino = file->ino };
         __u32 k = s->n_new_files;
@@ -1965,7 +1968,7 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
                 struct scratch *s = scratch_of(&l);
                 if (s) {
                         s->b.last_fd = ~0u; /* no file identity of another record's */
-                        file_identity_as(s, u->fd, &u->file, typed);
+                        file_identity(s, u->fd, &u->file, typed);
                         if (u->file.mnt_id)
                                 send_path(ctx, &l, s->b.last_file, u->file.mnt_id, u->file.ino);
                 }
@@ -2015,16 +2018,12 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         uring_completer(&r.u, owner);
         /* a registered file's too: the request holds the file itself, not the table's tagged slot */
         struct file *f = 0;
-        int known = 0;
         if (typed) {
                 struct io_kiocb *req = bpf_rdonly_cast((void *) ctx[1], bpf_core_type_id_kernel(struct io_kiocb));
                 f = req->file;
-                known = f && identity_of_btf(f, &r.u.file.mnt_id, &r.u.file.ino);
-        } else {
-                f = ctx[1] ? BPF_CORE_READ((struct io_kiocb *) ctx[1], file) : 0;
-                known = f && identity_of(f, &r.u.file.mnt_id, &r.u.file.ino);
-        }
-        if (known) {
+        } else if (ctx[1])
+                f = BPF_CORE_READ((struct io_kiocb *) ctx[1], file);
+        if (f && identity_of_as(f, &r.u.file.mnt_id, &r.u.file.ino, typed)) {
                 struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
                 r.u.flags |= CAPTURE_URING_F_FILE;
                 send_path(ctx, &l, f, r.u.file.mnt_id, r.u.file.ino);
@@ -2087,7 +2086,7 @@ int uring_failed(__u64 *ctx) {
                 struct scratch *s = scratch_of(&l);
                 if (s) {
                         s->b.last_fd = ~0u;
-                        file_identity(s, u->fd, &u->file);
+                        file_identity(s, u->fd, &u->file, 0); /* rare: no twin for it */
                 }
         }
         uring_own(ring, tgid, (__u32) (seen >> 32));
