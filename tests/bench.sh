@@ -348,6 +348,9 @@ echo "$line"
 # measures it (kernel.bpf_stats_enabled, which itself adds a clock read or two a run: so in runs of their own,
 # not in the paired rounds).
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo -)
+program_runs() { # ERRFILE: "name runs ns_a_run", a line a program, from what the daemon said at exit
+        sed -n "s/^aiotraced: the in-kernel capture's program \([a-z_0-9]*\): \([0-9]*\) runs, \([0-9]*\) ns a run$/\1 \2 \3/p" "$1"
+}
 if [ "$stats_was" != - ] && sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null; then
         echo "== in the traced threads: the capture's programs, one run of each load with kernel.bpf_stats_enabled = 1"
         for load in ${BENCH_LOADS:-batched single fio}; do
@@ -363,8 +366,7 @@ if [ "$stats_was" != - ] && sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null;
                         printf "%s: %d program runs, %s ns a run; a call: %.2f us in the traced thread, %.2f us in the daemon\n",
                                l, r, pr, p / n * 1e6, c / n * 1e6 }'
                 # program by program, those run at least once a hundred calls
-                sed -n "s/^aiotraced: the in-kernel capture's program \([a-z_0-9]*\): \([0-9]*\) runs, \([0-9]*\) ns a run$/\1 \2 \3/p" \
-                        "$T/bench.err" | awk -v n="$d_calls" '$2 * 100 >= n {
+                program_runs "$T/bench.err" | awk -v n="$d_calls" '$2 * 100 >= n {
                         printf "  %-22s %.2f runs a call, %s ns a run\n", $1, $2 / n, $3 }'
         done
         # What an unwatched process's life runs of the capture (its fork, exec, exit_group and end): 2,000 of
@@ -377,8 +379,7 @@ if [ "$stats_was" != - ] && sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null;
         wait "$DAEMON_PID" || fail "aiotraced exited with $?"
         DAEMON_PID=
         rm -f "$out"/life.log*
-        sed -n "s/^aiotraced: the in-kernel capture's program \([a-z_0-9]*\): \([0-9]*\) runs, \([0-9]*\) ns a run$/\1 \2 \3/p" \
-                "$T/life.err" | awk '$2 >= 2000 { ns += $2 * $3; line = line sprintf("  %-22s %.2f runs a process, %s ns a run\n", $1, $2 / 2000, $3) }
+        program_runs "$T/life.err" | awk '$2 >= 2000 { ns += $2 * $3; line = line sprintf("  %-22s %.2f runs a process, %s ns a run\n", $1, $2 / 2000, $3) }
                         END { printf "an unwatched process (/bin/true): %.2f us of the capture'"'"'s programs in its life\n%s", ns / 2000 / 1000, line }'
         sysctl -q -w kernel.bpf_stats_enabled="$stats_was"
 fi
