@@ -140,6 +140,7 @@ void write_metrics(struct daemon *d) {
         metrics_set_in_flight(d->metrics, &d->engine.tracker);
         _cleanup_(outbuf_free) struct outbuf b = {};
         metrics_format(d->metrics, &md, &b);
+        (void) metrics_written(d->metrics);
         gid_t gid = d->config->metrics.gid;
         int r = b.failed ? -ENOMEM : file_replace(path, b.data, b.len, d->config->metrics.mode, gid);
         if (r < 0) {

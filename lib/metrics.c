@@ -36,13 +36,23 @@ static struct metrics_program *program_of(struct metrics *m, const char *comm, c
         if (m->n_programs == METRICS_MAX_PROGRAMS)
                 return &m->programs[METRICS_MAX_PROGRAMS];
         struct metrics_program *p = &m->programs[m->n_programs++];
+        *p = (struct metrics_program) { .seen = m->writes };
         snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
         snprintf(p->unit, sizeof(p->unit), "%s", unit);
         return p;
 }
 
+static bool interval_had_any(const struct proc_interval *iv) {
+        for (unsigned i = 0; i < REQ_OPS; i++)
+                if (iv->submitted[i] || iv->completed[i])
+                        return true;
+        return iv->abandoned || iv->stale || iv->unmatched || iv->unknown;
+}
+
 void metrics_add_summary(struct metrics *m, const struct proc_summary *s) {
         struct metrics_program *p = program_of(m, s->comm, s->unit ? s->unit : "");
+        if (interval_had_any(s->iv))
+                p->seen = m->writes;
         const struct proc_interval *iv = s->iv;
         for (unsigned i = 0; i < REQ_OPS; i++) {
                 p->submitted[i] += iv->submitted[i];
@@ -73,8 +83,12 @@ void metrics_add_summary(struct metrics *m, const struct proc_summary *s) {
 }
 
 static void add_in_flight(void *userdata, const char *comm, const char *unit, uint32_t in_flight) {
-        if (in_flight)
-                program_of(userdata, comm, unit)->in_flight += in_flight;
+        struct metrics *m = userdata;
+        if (in_flight) {
+                struct metrics_program *p = program_of(m, comm, unit);
+                p->in_flight += in_flight;
+                p->seen = m->writes;
+        }
 }
 
 void metrics_set_in_flight(struct metrics *m, struct tracker *t) {
@@ -250,4 +264,26 @@ void metrics_format(const struct metrics *m, const struct metrics_daemon *d, str
         put_daemon(b, "aiotraced_calls_unread_total", "counter",
                    "Calls whose memory was not read, to keep up with the rings.", d->skipped_reads);
         put_daemon(b, "aiotraced_ring_memory_bytes", "gauge", "Memory of the rings, all CPUs.", d->ring_bytes);
+        put_daemon(b, "aiotraced_program_series_let_go_total", "counter",
+                   "Programs whose series were let go, idle while every program's series were taken.", m->let_go);
+}
+
+size_t metrics_written(struct metrics *m) {
+        size_t gone = 0;
+        if (m->n_programs == METRICS_MAX_PROGRAMS) {
+                size_t kept = 0;
+                for (size_t i = 0; i < m->n_programs; i++) {
+                        if (m->programs[i].seen + METRICS_IDLE_WRITES <= m->writes) {
+                                gone++;
+                                continue;
+                        }
+                        if (kept != i)
+                                m->programs[kept] = m->programs[i];
+                        kept++;
+                }
+                m->n_programs = kept;
+                m->let_go += gone;
+        }
+        m->writes++;
+        return gone;
 }

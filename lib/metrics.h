@@ -14,8 +14,12 @@
  * tracker's summaries, which see every request's end exactly once, so they add up to the request records and
  * never go backwards while the daemon runs (a reload, a process's end). */
 
-/* At most this many programs get series of their own; the rest are summed in comm="other", unit="". */
+/* At most this many programs get series of their own; the rest are summed in comm="other", unit="".  While they
+ * are all taken, a program idle for METRICS_IDLE_WRITES writes of the file (no request ended, none in flight) is
+ * let go, so that a burst of short-lived programs cannot keep the programs that come after it in "other" for
+ * the daemon's lifetime.  While there is room, an idle program keeps its series (no counter resets). */
 #define METRICS_MAX_PROGRAMS 64
+#define METRICS_IDLE_WRITES 3
 /* The latency histogram's boundaries, in seconds: from 10 us to 10 s, 1-2.5-5 a decade. */
 #define METRICS_LATENCY_BOUNDS 19
 
@@ -34,6 +38,7 @@ struct metrics_program {
         uint64_t latency_count;
         uint64_t latency_sum_ns;
         uint64_t in_flight; /* a gauge: set before each write */
+        uint64_t seen;      /* the write (metrics.writes) during which it last had a request end or in flight */
 };
 
 /* What the daemon says of itself beside the programs. */
@@ -50,6 +55,8 @@ struct metrics_daemon {
 struct metrics {
         struct metrics_program programs[METRICS_MAX_PROGRAMS + 1]; /* the last: "other" */
         size_t n_programs;
+        uint64_t writes; /* of the file so far: metrics_written() */
+        uint64_t let_go; /* programs whose series were let go */
 };
 
 /* The boundaries, in ns, and as the le label writes them. */
@@ -62,3 +69,6 @@ void metrics_add_summary(struct metrics *m, const struct proc_summary *s);
 void metrics_set_in_flight(struct metrics *m, struct tracker *t);
 /* Everything, in the text exposition format. */
 void metrics_format(const struct metrics *m, const struct metrics_daemon *d, struct outbuf *b);
+/* After each write: while every program's series are taken, those idle for METRICS_IDLE_WRITES writes go.  How
+ * many went. */
+size_t metrics_written(struct metrics *m);

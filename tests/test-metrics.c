@@ -98,6 +98,38 @@ TEST(bound_and_labels) {
         CHECK(strstr(t, "comm=\"p64\"") == NULL);
         CHECK_CONTAINS(t, "{comm=\"other\",unit=\"\",op=\"pread\"} 3\n");
 
+        CASE("while every series is taken, the idle programs go after a few writes; the busy ones stay");
+        metrics_init(&m);
+        for (int i = 0; i < METRICS_MAX_PROGRAMS; i++) {
+                snprintf(comm, sizeof(comm), "junk%d", i);
+                struct proc_summary s = summary((uint32_t) i + 1, comm, "", &a);
+                metrics_add_summary(&m, &s);
+        }
+        /* seen before the first write, idle at the next METRICS_IDLE_WRITES: let go at the last of them */
+        for (int w = 0; w <= METRICS_IDLE_WRITES; w++) {
+                struct proc_summary busy = summary(1000, "junk0", "", &a); /* one of them stays busy */
+                metrics_add_summary(&m, &busy);
+                struct proc_summary late = summary(2000, "mariadbd", "", &a);
+                metrics_add_summary(&m, &late);
+                t = format(&m);
+                CHECK(strstr(t, "comm=\"mariadbd\"") == NULL); /* no room yet: counted in "other" */
+                CHECK(strstr(t, "comm=\"junk63\"") != NULL);   /* what is there stays until idle long enough */
+                CHECK_EQ(metrics_written(&m), (size_t) (w < METRICS_IDLE_WRITES ? 0 : METRICS_MAX_PROGRAMS - 1));
+        }
+        CHECK_EQ(m.n_programs, 1u);
+        struct proc_summary late = summary(2000, "mariadbd", "", &a);
+        metrics_add_summary(&m, &late);
+        t = format(&m);
+        CHECK(strstr(t, "{comm=\"mariadbd\",unit=\"\",op=\"pread\"} 1\n") != NULL);
+        CHECK(strstr(t, "{comm=\"junk0\",unit=\"\",op=\"pread\"} 5\n") != NULL);
+        CHECK(strstr(t, "{comm=\"other\",unit=\"\",op=\"pread\"} 4\n") != NULL);
+        CHECK(strstr(t, "comm=\"junk63\"") == NULL);
+        CHECK(strstr(t, "aiotraced_program_series_let_go_total 63\n") != NULL);
+        /* with room, an idle program keeps its series: no counter starts again from 0 */
+        for (int w = 0; w < 2 * METRICS_IDLE_WRITES; w++)
+                CHECK_EQ(metrics_written(&m), 0u);
+        CHECK(strstr(format(&m), "{comm=\"mariadbd\",unit=\"\",op=\"pread\"} 1\n") != NULL);
+
         CASE("label values escaped; bytes past ASCII as '?'");
         metrics_init(&m);
         struct proc_summary s = summary(1, "a\"b\\c\nd\xc3\xa9", "x\\x2d.service", &a);
