@@ -149,10 +149,18 @@ void write_metrics(struct daemon *d) {
                         snprintf(group, sizeof(group), " (giving it group %u)", (unsigned) gid);
                 /* ReadWritePaths= names the directory only if it was there when the unit started */
                 bool hint = getenv("INVOCATION_ID") && (r == -EROFS || r == -ENOENT);
-                emit_event(d, INFO_NOTE, LOG_WARNING, "metrics.path %s cannot be written: %s%s; tried again every "
+                /* what keeps it from being replaced, when something is there: whose it is */
+                char found[256] = "";
+                struct stat there;
+                if (r != -ENOENT && r != -EXDEV && lstat(path, &there) == 0 &&
+                    (!S_ISREG(there.st_mode) || there.st_uid != geteuid())) {
+                        char what[192];
+                        snprintf(found, sizeof(found), " (%s is there)", file_found_describe(&there, what, sizeof(what)));
+                }
+                emit_event(d, INFO_NOTE, LOG_WARNING, "metrics.path %s cannot be written: %s%s%s; tried again every "
                            "summary_interval%s", path,
                            r == -EXDEV ? "its directory is reached through a symbolic link that another user could "
-                                         "have made" : strerror(-r), group,
+                                         "have made" : strerror(-r), group, found,
                            hint ? "; under the unit, a directory made after the start is writable only after "
                                   "systemctl restart aiotraced" : "");
         } else if (d->metrics_failing)

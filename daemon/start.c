@@ -445,30 +445,34 @@ static int check_under_unit(const struct daemon *d, char *error, size_t error_si
         return 0;
 }
 
-/* metrics.path: what can never be written is refused; a directory not there yet is said (node_exporter may
- * come later). */
-static int check_metrics_path(const struct daemon *d, char *error, size_t error_size) {
+/* metrics.path: the metrics are not worth losing the trace for, so what keeps them from being written is said,
+ * never refused: they are written (tried every summary_interval) once it is gone.  What another user planted at
+ * the path is replaced whole, never written through. */
+static void check_metrics_path(const struct daemon *d) {
         const char *path = d->config->metrics.path;
         _cleanup_(closep) int dirfd = -1;
         const char *name;
         struct stat st;
+        char found[192];
         if (!path[0])
-                return 0;
+                return;
         int r = safe_dir_open(path, &dirfd, &name);
-        if (r == -ENOENT) {
+        if (r == -ENOENT)
                 log_warning("metrics.path %s: its directory does not exist: nothing is written until it does (under "
                             "the unit, until a restart after it is made)", path);
-                return 0;
-        }
-        if (r >= 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-                r = -EINVAL;
-        if (r == -EINVAL)
-                snprintf(error, error_size, "metrics.path %s: is not a regular file", path);
         else if (r < 0)
-                snprintf(error, error_size, "metrics.path %s: its directory: %s", path,
-                         r == -EXDEV ? "is reached through a symbolic link that another user could have made"
-                                     : strerror(-r));
-        return r;
+                log_warning("metrics.path %s: its directory %s: the metrics are not written while it is so (tried "
+                            "every summary_interval)", path,
+                            r == -EXDEV ? "is reached through a symbolic link that another user could have made"
+                                        : strerror(-r));
+        else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return; /* made by the first write */
+        else if (S_ISDIR(st.st_mode))
+                log_warning("metrics.path %s: is %s: the metrics are not written while it is there (tried every "
+                            "summary_interval)", path, file_found_describe(&st, found, sizeof(found)));
+        else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+                log_warning("metrics.path %s: is %s: it is replaced whole by the first write, never written through",
+                            path, file_found_describe(&st, found, sizeof(found)));
 }
 
 /* The config, and what start would refuse of it that can be known without tracing: --check-config says the same.
@@ -478,8 +482,6 @@ int load_config(struct daemon *d) {
         int r = config_load(d->opt.config_path, &d->config, error, sizeof(error));
         if (r >= 0 && !d->opt.to_stdout)
                 r = sink_file_check(&d->config->output, error, sizeof(error));
-        if (r >= 0)
-                r = check_metrics_path(d, error, sizeof(error));
         if (r >= 0 && d->opt.check_only)
                 r = check_under_unit(d, error, sizeof(error));
         /* the rings' share, over the CPUs there can be: refused here as start would refuse it */
@@ -492,6 +494,7 @@ int load_config(struct daemon *d) {
                 log_error("%s", error);
                 return r;
         }
+        check_metrics_path(d);
         if (d->config->n_watch == 0)
                 log_warning("%s: no watch list: every process on the host is traced", d->opt.config_path);
         watch_note_absent(d->config->watch, d->config->n_watch, "/proc/self/mountinfo",

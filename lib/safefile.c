@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -18,12 +19,19 @@ static bool ours(uid_t uid) {
         return uid == 0 || uid == geteuid();
 }
 
-/* Nobody but root or us can change what a directory holds: its own, and writable by nobody else, or sticky (then
- * others may add entries, but not replace ours). */
+/* Nobody but root or us can change what a directory holds: its own, and writable by nobody else, or sticky and
+ * ours (then others may add entries, but not replace ours; a sticky directory's owner may replace any). */
 static bool dir_is_trusted(const struct stat *st) {
-        if (st->st_mode & S_ISVTX)
-                return true;
-        return ours(st->st_uid) && !(st->st_mode & S_IWOTH) && !((st->st_mode & S_IWGRP) && st->st_gid != 0);
+        if (!ours(st->st_uid))
+                return false;
+        return (st->st_mode & S_ISVTX) || (!(st->st_mode & S_IWOTH) && !((st->st_mode & S_IWGRP) && st->st_gid != 0));
+}
+
+/* A link of ours where others may add entries is ours only if it has no other name: with fs.protected_hardlinks
+ * off, anybody can hard-link a link of root's from elsewhere into a sticky directory. */
+static bool link_is_ours(const struct stat *link, const struct stat *dir) {
+        bool others_add = (dir->st_mode & S_IWOTH) || ((dir->st_mode & S_IWGRP) && dir->st_gid != 0);
+        return ours(link->st_uid) && (!others_add || link->st_nlink == 1);
 }
 
 int safe_dir_open(const char *path, int *ret_dirfd, const char **ret_name) {
@@ -71,7 +79,7 @@ int safe_dir_open(const char *path, int *ret_dirfd, const char **ret_name) {
                         return -ENOTDIR;
                 if (++links > SYMLINKS_MAX)
                         return -ELOOP;
-                if (!ours(link.st_uid) || !dir_is_trusted(&st))
+                if (!link_is_ours(&link, &st) || !dir_is_trusted(&st))
                         return -EXDEV;
                 char target[PATH_MAX];
                 ssize_t t = readlinkat(fd, comp, target, sizeof(target));
@@ -119,12 +127,13 @@ int owned_file_open(int dirfd, const char *name, mode_t mode, int *ret_fd, struc
         struct stat st;
         if (fd < 0) {
                 int r = errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without a reader */
+                /* what is there, for the message: whose it is */
+                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return r;
+                *ret_st = st;
                 /* not ours to open, perhaps because it is not ours at all */
-                if ((r == -EACCES || r == -EPERM) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    st.st_uid != geteuid()) {
-                        *ret_st = st;
+                if ((r == -EACCES || r == -EPERM) && st.st_uid != geteuid())
                         return -EPERM;
-                }
                 return r;
         }
         if (fstat(fd, &st) < 0)
@@ -145,19 +154,47 @@ int owned_file_open(int dirfd, const char *name, mode_t mode, int *ret_fd, struc
         return 0;
 }
 
+/* "uid 65534 (nobody)", or "uid 1234" for a uid with no name. */
+static const char *owner_name(uid_t uid, char *buf, size_t size) {
+        struct passwd pw, *found = NULL;
+        char names[1024];
+        if (getpwuid_r(uid, &pw, names, sizeof(names), &found) == 0 && found)
+                snprintf(buf, size, "uid %u (%.64s)", (unsigned) uid, found->pw_name);
+        else
+                snprintf(buf, size, "uid %u", (unsigned) uid);
+        return buf;
+}
+
+static const char *file_kind(mode_t mode) {
+        return S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO"
+               : S_ISSOCK(mode)                                   ? "a socket"
+               : S_ISCHR(mode) || S_ISBLK(mode)                   ? "a device"
+                                                                  : "a file";
+}
+
+const char *file_found_describe(const struct stat *st, char *buf, size_t size) {
+        char owner[128];
+        snprintf(buf, size, "%s of %s", file_kind(st->st_mode), owner_name(st->st_uid, owner, sizeof(owner)));
+        return buf;
+}
+
 const char *owned_file_refusal(int r, const struct stat *st, char *buf, size_t size) {
+        char owner[160];
         switch (r) {
         case -ELOOP:
-                return "is a symbolic link, which is refused, not followed";
+                snprintf(buf, size, "is a symbolic link of %s, which is refused, not followed",
+                         owner_name(st->st_uid, owner, sizeof(owner)));
+                return buf;
         case -EINVAL:
-                return "is not a regular file";
+                snprintf(buf, size, "is %s, not a regular file", file_found_describe(st, owner, sizeof(owner)));
+                return buf;
         case -EPERM:
-                snprintf(buf, size, "is owned by uid %u, not by the daemon's uid %u: refused, never written through",
-                         (unsigned) st->st_uid, (unsigned) geteuid());
+                snprintf(buf, size, "is owned by %s, not by the daemon's uid %u: refused, never written through",
+                         owner_name(st->st_uid, owner, sizeof(owner)), (unsigned) geteuid());
                 return buf;
         case -EMLINK:
-                snprintf(buf, size, "has %lu hard links: refused, as writing it would write another name's file too",
-                         (unsigned long) st->st_nlink);
+                snprintf(buf, size, "has %lu hard links (the file of %s): refused, as writing it would write another "
+                         "name's file too", (unsigned long) st->st_nlink, owner_name(st->st_uid, owner, sizeof(owner)));
                 return buf;
         case -EXDEV:
                 return "is reached through a symbolic link that another user could have made: refused";

@@ -22,13 +22,16 @@ long dir_other_writer(int dirfd);
 
 /* name in dirfd opened for appending: a file that is there must be a regular file, owned by the daemon's uid,
  * with no other hard link; one that is not is made anew (O_EXCL).  Its mode is set to mode whatever it was.
- * ret_st: the file's (on -EPERM, what is there, for the message).  Never waits on a FIFO.  Errors: -ELOOP a
+ * ret_st: the file's (on failure, what is there, when anything is, for the message).  Never waits on a FIFO.  Errors: -ELOOP a
  * symbolic link, -EINVAL not a regular file, -EPERM another user's, -EMLINK other hard links. */
 int owned_file_open(int dirfd, const char *name, mode_t mode, int *ret_fd, struct stat *ret_st);
 
-/* Why owned_file_open() refused, in words ("is a symbolic link, which is refused, not followed"); NULL for an
- * error of the system (strerror's). */
+/* Why owned_file_open() refused, in words, naming whose is what is there ("is a symbolic link of uid 65534
+ * (nobody), which is refused, not followed"); NULL for an error of the system (strerror's). */
 const char *owned_file_refusal(int r, const struct stat *st, char *buf, size_t size);
+
+/* What is there, and whose: "a FIFO of uid 65534 (nobody)". */
+const char *file_found_describe(const struct stat *st, char *buf, size_t size);
 
 /* path replaced whole with data: written to a new file of a name nobody can guess (made with O_EXCL, hidden by
  * a leading dot, not ending as path does), given mode and, unless gid is (gid_t) -1, the group, then renamed

@@ -55,7 +55,7 @@ static int file_open(struct sink_file *f) {
         int r = safe_dir_open(f->path, &dirfd, &f->name);
         if (r < 0)
                 return r;
-        struct stat st;
+        struct stat st = {};
         r = owned_file_open(dirfd, f->name, f->mode, &fd, &st);
         if (r < 0) {
                 f->found = st;
@@ -115,7 +115,7 @@ static void format_entry(struct sink_file *f, struct outbuf *b, const struct ent
 static void tell_error(struct sink_file *f, int r) {
         f->base.stats.last_error = r;
         if (!f->error_told) {
-                char name[16], why[160];
+                char name[16], why[256];
                 const char *refusal = owned_file_refusal(r, &f->found, why, sizeof(why));
                 sink_say(&f->base, LOG_WARNING, "%s: %s (%s); entries are counted as dropped until it works again",
                          f->path, refusal ? refusal : strerror(-r), errno_name(-r, name));
@@ -243,7 +243,7 @@ static const struct sink_ops file_ops = {
 };
 
 static void explain(const char *path, int r, pid_t holder, const struct stat *found, char *error, size_t error_size) {
-        char who[64], why[160];
+        char who[64], why[256];
         const char *refusal = owned_file_refusal(r, found, why, sizeof(why));
         if (r == -EBUSY)
                 describe_holder(holder, who, sizeof(who));

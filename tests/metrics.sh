@@ -97,11 +97,11 @@ grep 'metrics.path' "$T/bad.out"
 grep -q "metrics.path $T/missing/aiotraced.prom is written again" "$T/bad.out" ||
         fail "the directory made later was not written to"
 
-echo "== --check-config: a metrics path that names a directory is refused; one in a directory not there yet is said"
+echo "== --check-config: a metrics path that names a directory, or one in a directory not there yet, is said, not refused"
 write_config "$T/chk.conf" "metrics = { path = \"$T/textfile\"; };"
 "$AIOTRACED" --check-config -c "$T/chk.conf" >/dev/null 2>"$T/chk.err"
 rc=$?
-[ $rc = 3 ] && grep -q "metrics.path $T/textfile: is not a regular file" "$T/chk.err" ||
+[ $rc = 0 ] && grep -q "metrics.path $T/textfile: is a directory of uid 0 (root): the metrics are not written while" "$T/chk.err" ||
         fail "--check-config with a directory as metrics.path: exit $rc, $(cat "$T/chk.err")"
 write_config "$T/chk.conf" "metrics = { path = \"$T/nodir/aiotraced.prom\"; };"
 "$AIOTRACED" --check-config -c "$T/chk.conf" >/dev/null 2>"$T/chk.err" || fail "--check-config refused a directory to come"
@@ -157,5 +157,42 @@ for dir in "$pub" "$theirs"; do
         DAEMON_PID=
 done
 [ "$(cat "$T/victim")" = keep ] || fail "the hard-linked file was written through"
+
+echo "== what another user plants at the path (a FIFO, a symbolic link, a directory): the trace goes on, the plant and"
+echo "   its owner are said at start and at each interval it keeps the file from being written; never written through"
+for plant in fifo link dir; do
+        for dir in "$pub" "$theirs"; do
+                rm -f "$dir/aiotraced.prom"
+                case $plant in
+                fifo) as_nobody mkfifo "$dir/aiotraced.prom"; what="a FIFO" ;;
+                link) as_nobody ln -s "$T/victim" "$dir/aiotraced.prom"; what="a symbolic link" ;;
+                dir) as_nobody mkdir "$dir/aiotraced.prom"; what="a directory" ;;
+                esac
+                write_config "$T/plant.conf" 'watch = ( { comm = "aio-metrics"; } );' 'summary_interval = 1;' \
+                        'records = [ "syscalls" ];' "metrics = { path = \"$dir/aiotraced.prom\"; };"
+                start_daemon "$T/plant.conf" "$T/plant.out"
+                grep -q "metrics.path $dir/aiotraced.prom: is $what of uid 65534 (nobody)" "$T/plant.out.err" ||
+                        fail "$dir, $plant: the plant and its owner are not said at start: $(cat "$T/plant.out.err")"
+                "$WORKLOAD" --comm aio-metrics --truth /dev/null --dir "$T/w" >/dev/null || fail "workload failed"
+                sleep 1.3
+                if [ $plant = dir ]; then
+                        # a rename cannot replace a directory: said until it is gone, then written
+                        grep -q "metrics.path $dir/aiotraced.prom cannot be written: .* ($what of uid 65534 (nobody) is there)" \
+                                "$T/plant.out" || fail "$dir, $plant: the failing write does not say what is there"
+                        as_nobody rmdir "$dir/aiotraced.prom"
+                        sleep 1.2
+                        grep -q "metrics.path $dir/aiotraced.prom is written again" "$T/plant.out" ||
+                                fail "$dir, $plant: not written once the plant was gone"
+                fi
+                [ -f "$dir/aiotraced.prom" ] && [ ! -L "$dir/aiotraced.prom" ] &&
+                        [ "$(stat -c '%u %a' "$dir/aiotraced.prom")" = "0 640" ] ||
+                        fail "$dir, $plant: the metrics file is not root's, 0640"
+                grep -q '^aiotraced_requests_submitted_total{comm="aio-metrics"' "$dir/aiotraced.prom" ||
+                        fail "$dir, $plant: the trace's counts are not in the metrics"
+                stop_daemon "$T/plant.out"
+                grep -q '^\[aio-metrics - [0-9]* - [0-9]*\] io_submit' "$T/plant.out" || fail "$dir, $plant: nothing traced"
+        done
+done
+[ "$(cat "$T/victim")" = keep ] || fail "the file a planted link names was written through"
 restore_fs
 echo PASS

@@ -90,7 +90,7 @@ static int open_owned(const char *name, mode_t mode, struct stat *st) {
 
 TEST(owned_open) {
         struct stat st;
-        char why[160];
+        char why[256];
         /* made anew with the mode; an existing one of ours gets the mode again */
         CHECK_EQ(open_owned("t.log", 0640, &st), 0);
         CHECK(stat(at("t.log"), &st) == 0 && (st.st_mode & 07777) == 0640);
@@ -100,9 +100,15 @@ TEST(owned_open) {
         /* a symbolic link, a FIFO (with no reader: no wait), a second hard link */
         CHECK(symlink("t.log", at("s.log")) == 0);
         CHECK_EQ(open_owned("s.log", 0640, &st), -ELOOP);
-        CHECK_STR(owned_file_refusal(-ELOOP, &st, why, sizeof(why)), "is a symbolic link, which is refused, not followed");
+        CHECK(lstat(at("s.log"), &st) == 0);
+        char want[128];
+        snprintf(want, sizeof(want), "is a symbolic link of uid %u", (unsigned) geteuid());
+        CHECK_CONTAINS(owned_file_refusal(-ELOOP, &st, why, sizeof(why)), want);
+        CHECK_CONTAINS(owned_file_refusal(-ELOOP, &st, why, sizeof(why)), "which is refused, not followed");
         CHECK(mkfifo(at("p.log"), 0666) == 0);
         CHECK_EQ(open_owned("p.log", 0640, &st), -EINVAL);
+        CHECK(S_ISFIFO(st.st_mode)); /* what is there, for the message */
+        CHECK_CONTAINS(owned_file_refusal(-EINVAL, &st, why, sizeof(why)), "is a FIFO of uid ");
         CHECK(link(at("t.log"), at("l.log")) == 0);
         CHECK_EQ(open_owned("l.log", 0640, &st), -EMLINK);
         CHECK_CONTAINS(owned_file_refusal(-EMLINK, &st, why, sizeof(why)), "has 2 hard links");
@@ -115,7 +121,7 @@ TEST(owned_open) {
         close(fd);
         CHECK_EQ(open_owned("n.log", 0640, &st), -EPERM);
         CHECK_EQ(st.st_uid, NOBODY);
-        CHECK_CONTAINS(owned_file_refusal(-EPERM, &st, why, sizeof(why)), "is owned by uid 65534");
+        CHECK_CONTAINS(owned_file_refusal(-EPERM, &st, why, sizeof(why)), "is owned by uid 65534 (nobody)");
         CHECK(stat(at("n.log"), &st) == 0 && (st.st_mode & 07777) == 0666 && st.st_size == 0);
 }
 
@@ -137,13 +143,24 @@ TEST(dir_links) {
         CHECK(symlink("../real", at("users/link")) == 0);
         close(TAKE_FD(dirfd));
         CHECK_EQ(safe_dir_open(at("users/link/x.log"), &dirfd, &name), -EXDEV);
-        /* a link another user made in a sticky directory: not followed; root's there: followed */
+        /* a link another user made in a sticky directory of root's: not followed; root's own there: followed */
         CHECK(mkdir(at("sticky"), 01777) == 0 && chmod(at("sticky"), 01777) == 0);
         CHECK(symlink("../real", at("sticky/root")) == 0);
         CHECK_EQ(safe_dir_open(at("sticky/root/x.log"), &dirfd, &name), 0);
         close(TAKE_FD(dirfd));
         CHECK(symlink("../real", at("sticky/nobody")) == 0 && lchown(at("sticky/nobody"), NOBODY, NOBODY) == 0);
         CHECK_EQ(safe_dir_open(at("sticky/nobody/x.log"), &dirfd, &name), -EXDEV);
+        /* root's link hard-linked there from elsewhere (fs.protected_hardlinks = 0 lets anybody): not followed */
+        CHECK(mkdir(at("rootdir"), 0700) == 0 && symlink("../real", at("rootdir/link")) == 0);
+        CHECK(linkat(AT_FDCWD, at("rootdir/link"), AT_FDCWD, at("sticky/planted"), 0) == 0);
+        CHECK_EQ(safe_dir_open(at("sticky/planted/x.log"), &dirfd, &name), -EXDEV);
+        /* a sticky directory another user owns: its owner may replace any entry, root's link too */
+        CHECK(mkdir(at("theirs"), 01777) == 0 && chmod(at("theirs"), 01777) == 0);
+        CHECK(chown(at("theirs"), NOBODY, NOBODY) == 0);
+        CHECK(symlink("../real", at("theirs/root")) == 0);
+        CHECK_EQ(safe_dir_open(at("theirs/root/x.log"), &dirfd, &name), -EXDEV);
+        CHECK_EQ(safe_dir_open(at("theirs/x.log"), &dirfd, &name), 0); /* the directory itself: only a warning */
+        close(TAKE_FD(dirfd));
         _cleanup_(closep) int users = open(at("users"), O_PATH | O_CLOEXEC);
         CHECK_EQ(dir_other_writer(users), NOBODY);
 }
