@@ -110,6 +110,7 @@ void remove_metrics(struct daemon *d, const char *path);
 
 /* The config, and what start would refuse of it: -errno, said. */
 int load_config(struct daemon *d);
+int check_kernel(struct daemon *d);
 /* Everything tracing needs, opened with privilege, then the privilege dropped: an exit status. */
 int setup(struct daemon *d);
 void daemon_done(struct daemon *d);

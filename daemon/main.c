@@ -325,9 +325,11 @@ int main(int argc, char **argv) {
                 return EXIT_CONFIG;
         }
         if (d.opt.check_only) {
-                printf("%s: ok\n", d.opt.config_path);
+                int status = check_kernel(&d);
+                if (status == EXIT_OK)
+                        printf("%s: ok\n", d.opt.config_path);
                 config_free(d.config);
-                return EXIT_OK;
+                return status;
         }
         int status = setup(&d);
         if (status == EXIT_OK)

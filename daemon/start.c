@@ -63,6 +63,12 @@ static int drop_capabilities(char *error, size_t error_size) {
         return 0;
 }
 
+static bool has_capability(int cap) {
+        struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[2];
+        return syscall(SYS_capget, &header, data) == 0 && (data[cap / 32].effective & (1u << (cap % 32)));
+}
+
 static void report_unlisted_pid(void *userdata, const struct watch *w, int error) {
         const struct daemon *d = userdata;
         log_warning("%s:%u: watched pid %d: %s; it is skipped", d->opt.config_path, w->line, w->pid,
@@ -143,13 +149,19 @@ static void on_emit(void *userdata, const struct entry *e) {
         sink_write(d->sink, e);
 }
 
-/* The tracepoints and, where allowed, the capture; without it (when the config allows), the events that let
- * the kernel's filters select.  Returns an exit status, EXIT_OK when done. */
-static int open_events(struct daemon *d, char *error, size_t error_size) {
-        char tracefs[4096];
-        /* Under a seccomp filter (the unit's SystemCallFilter=) mount() would kill the daemon, not fail. */
-        bool may_mount = !seccomp_filtered();
-        int r = tracefs_find("/proc/self/mounts", may_mount, tracefs, sizeof(tracefs));
+/* Where tracefs is, mounted there if it was not and may_mount (then said).  dry_run (--check-config): nothing
+ * mounted, whether start would is said.  Returns an exit status. */
+static int find_tracefs(bool may_mount, bool dry_run, char *tracefs, size_t size, char *error, size_t error_size) {
+        int r = tracefs_find("/proc/self/mounts", may_mount && !dry_run, tracefs, size);
+        if (r == -ENOENT && may_mount && dry_run) {
+                if (has_capability(CAP_SYS_ADMIN)) {
+                        log_warning("tracefs is not mounted: started by hand, the daemon mounts it at " TRACEFS_DEFAULT
+                                    "; under the unit, whose system call filter forbids mounting, it would exit 5");
+                        tracefs[0] = 0;
+                        return EXIT_OK;
+                }
+                r = -EPERM; /* what mount(2) would say */
+        }
         if (r == -EACCES) {
                 snprintf(error, error_size, "tracefs is mounted, but may not be read by this user: tracing needs root "
                          "(or CAP_PERFMON with CAP_DAC_READ_SEARCH)");
@@ -169,10 +181,21 @@ static int open_events(struct daemon *d, char *error, size_t error_size) {
         }
         if (r > 0)
                 log_warning("tracefs was not mounted: mounted it at %s, where it stays", tracefs);
+        return EXIT_OK;
+}
+
+/* The tracepoints and, where allowed, the capture; without it (when the config allows), the events that let
+ * the kernel's filters select.  Returns an exit status, EXIT_OK when done. */
+static int open_events(struct daemon *d, char *error, size_t error_size) {
+        char tracefs[4096];
+        /* Under a seccomp filter (the unit's SystemCallFilter=) mount() would kill the daemon, not fail. */
+        int status = find_tracefs(!seccomp_filtered(), false, tracefs, sizeof(tracefs), error, error_size);
+        if (status != EXIT_OK)
+                return status;
         /* With the capture, the programs follow every thread of a watched pid themselves: no fork event. */
         bool want_capture = d->config->capture != CAPTURE_REMOTE_READ;
-        r = event_table_load(tracefs, want_capture ? EVENTS_EXEC | EVENTS_URING : EVENTS_FORK, &d->events, error,
-                             error_size);
+        int r = event_table_load(tracefs, want_capture ? EVENTS_EXEC | EVENTS_URING : EVENTS_FORK, &d->events,
+                                 error, error_size);
         if (r < 0)
                 return r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
         d->max_iocbs = d->config->max_iocbs_per_call;
@@ -416,6 +439,23 @@ int setup(struct daemon *d) {
         emit_event(d, INFO_STARTED, LOG_INFO, "%s", error);
         sink_flush(d->sink);
         return EXIT_OK;
+}
+
+/* --check-config: what start would find of the kernel before it opens anything, tracefs and the syscall
+ * tracepoints, with nothing mounted.  Returns start's exit status, with its message. */
+int check_kernel(struct daemon *d) {
+        char tracefs[4096], error[4096];
+        int status = find_tracefs(!seccomp_filtered(), true, tracefs, sizeof(tracefs), error, sizeof(error));
+        if (status == EXIT_OK && tracefs[0]) {
+                struct event_table *events = NULL;
+                int r = event_table_load(tracefs, EVENTS_FORK, &events, error, sizeof(error));
+                if (r < 0)
+                        status = r == -EACCES || r == -EPERM ? EXIT_PRIVILEGE : EXIT_KERNEL;
+                event_table_free(events);
+        }
+        if (status != EXIT_OK)
+                log_error("%s: start would refuse: %s", d->opt.config_path, error);
+        return status;
 }
 
 /* Run from a shell, for the config the installed unit reads: what the unit's sandbox would not let the daemon

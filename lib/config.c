@@ -16,6 +16,7 @@
 
 #include "capture.h"
 #include "cgroup.h"
+#include "safefile.h"
 #include "util.h"
 #include "watch.h"
 
@@ -543,15 +544,22 @@ void config_changes(const struct config *running, const struct config *loaded, s
  * writer), and only root (or the daemon's own user) may have written it, since it decides what a root daemon
  * reads of other processes. */
 static int read_config_file(const struct parse *p, const char *path, char **ret) {
-        _cleanup_(closep) int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0) {
-                int r = -errno;
+        _cleanup_(closep) int fd = -1;
+        /* a link on the way is followed only where no other user could have made it: the file it names may be
+         * root's, but which file that is would be theirs to choose */
+        int r = safe_file_open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &fd);
+        if (r == -EXDEV) {
+                snprintf(p->error, p->error_size, "%s: is reached through a symbolic link that another user could "
+                         "have made: refused", path);
+                return r;
+        }
+        if (r < 0) {
                 snprintf(p->error, p->error_size, "%s: cannot open: %s", path, strerror(-r));
                 return r;
         }
         struct stat st;
         if (fstat(fd, &st) < 0) {
-                int r = -errno;
+                r = -errno;
                 snprintf(p->error, p->error_size, "%s: cannot stat: %s", path, strerror(-r));
                 return r;
         }
@@ -590,7 +598,7 @@ static int read_config_file(const struct parse *p, const char *path, char **ret)
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
-                        int r = -errno;
+                        r = -errno;
                         snprintf(p->error, p->error_size, "%s: cannot read: %s", path, strerror(-r));
                         return r;
                 }

@@ -104,6 +104,46 @@ int safe_dir_open(const char *path, int *ret_dirfd, const char **ret_name) {
         return 0;
 }
 
+int safe_file_open(const char *path, int flags, int *ret_fd) {
+        char cur[PATH_MAX], cwd[PATH_MAX] = "";
+        if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+                return -errno;
+        int n = snprintf(cur, sizeof(cur), "%s%s%s", cwd, cwd[0] ? "/" : "", path);
+        if (n < 0 || (size_t) n >= sizeof(cur))
+                return -ENAMETOOLONG;
+        for (unsigned links = 0;; links++) {
+                _cleanup_(closep) int dirfd = -1;
+                const char *name;
+                int r = safe_dir_open(cur, &dirfd, &name);
+                if (r < 0)
+                        return r;
+                int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+                if (fd >= 0) {
+                        *ret_fd = fd;
+                        return 0;
+                }
+                if (errno != ELOOP)
+                        return -errno;
+                struct stat link, dir;
+                if (fstatat(dirfd, name, &link, AT_SYMLINK_NOFOLLOW) < 0 || fstat(dirfd, &dir) < 0)
+                        return -errno;
+                if (!S_ISLNK(link.st_mode) || links >= SYMLINKS_MAX)
+                        return -ELOOP;
+                if (!link_is_ours(&link, &dir) || !dir_is_trusted(&dir))
+                        return -EXDEV;
+                char target[PATH_MAX];
+                ssize_t t = readlinkat(dirfd, name, target, sizeof(target) - 1);
+                if (t < 0)
+                        return -errno;
+                target[t] = 0;
+                /* relative: from the link's directory, which safe_dir_open walks again from the top */
+                size_t dir_len = target[0] == '/' ? 0 : (size_t) (name - cur);
+                if (dir_len + (size_t) t >= sizeof(cur))
+                        return -ENAMETOOLONG;
+                memmove(cur + dir_len, target, (size_t) t + 1);
+        }
+}
+
 long dir_other_writer(int dirfd) {
         struct stat st;
         if (fstat(dirfd, &st) < 0)

@@ -16,6 +16,11 @@
  * another user could have planted), ... */
 int safe_dir_open(const char *path, int *ret_dirfd, const char **ret_name);
 
+/* path opened with flags (O_NOFOLLOW and O_CLOEXEC added), every symbolic link on the way, the last component's
+ * too, followed only where safe_dir_open() would follow one; a relative path from the working directory.
+ * -EXDEV: a link another user could have made. */
+int safe_file_open(const char *path, int flags, int *ret_fd);
+
 /* Who else may write in a directory, for a warning: the uid that owns it when that is not root or us, else -1
  * for "group or others may write" (a sticky bit does not stop them making new files), else 0 (nobody else). */
 long dir_other_writer(int dirfd);

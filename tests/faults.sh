@@ -146,6 +146,18 @@ chown 65534 "$T/w.conf"
 "$AIOTRACED" --stdout -c "$T/w.conf" >/dev/null 2>"$T/w.err" && fail "started on a config owned by uid 65534"
 grep -q 'is owned by uid 65534, not root: refused' "$T/w.err" || fail "no reason given for the owner"
 chown 0 "$T/w.conf"
+# a link of another user's to root's config: which file it names would be theirs to choose
+ln -s w.conf "$T/theirs.conf" && chown -h 65534 "$T/theirs.conf"
+ln -s w.conf "$T/ours.conf"
+for check in --check-config ""; do
+        # shellcheck disable=SC2086
+        timeout 10 "$AIOTRACED" $check --stdout -c "$T/theirs.conf" >/dev/null 2>"$T/w.err"
+        rc=$?
+        [ $rc = 3 ] || fail "${check:-start} with a config reached through another user's link: exit $rc, not 3"
+        grep -q "$T/theirs.conf: is reached through a symbolic link that another user could have made: refused" \
+                "$T/w.err" || fail "${check:-start}: no reason given for the link: $(cat "$T/w.err")"
+done
+(cd "$T" && "$AIOTRACED" --check-config -c ours.conf >/dev/null) || fail "root's own link, relative, was refused"
 start_daemon "$T/w.conf" "$T/w.out"
 chmod 0666 "$T/w.conf"
 kill -HUP "$DAEMON_PID"
@@ -250,6 +262,19 @@ cat "$T/tfs.err"
 [ $rc = 0 ] || fail "with tracefs unmounted, by hand: exit $rc"
 grep -q '^aiotraced: tracefs was not mounted: mounted it at /sys/kernel/tracing, where it stays$' "$T/tfs.err" ||
         fail "mounting tracefs was not said"
+# --check-config says what start would find, mounting nothing: by hand as root, that start mounts it; without
+# CAP_SYS_ADMIN, that start would refuse (exit 4, as start); with tracefs there, the tracepoints checked
+unshare -m --propagation private sh -c 'umount /sys/kernel/tracing &&
+        "$0" --check-config -c "$1" >"$2.out" 2>"$2.err"; echo $? >"$2.rc"; grep -c tracefs /proc/self/mounts >"$2.mounts"
+        setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin "$0" --check-config -c "$1" 2>"$2.nocap.err"
+        echo $? >"$2.nocap.rc"' "$AIOTRACED" "$T/tfs.conf" "$T/tfschk"
+cat "$T/tfschk.err" "$T/tfschk.nocap.err"
+[ "$(cat "$T/tfschk.rc")" = 0 ] && [ "$(cat "$T/tfschk.mounts")" = 0 ] ||
+        fail "--check-config as root with tracefs unmounted: exit $(cat "$T/tfschk.rc"), mounts $(cat "$T/tfschk.mounts")"
+grep -q 'tracefs is not mounted: started by hand, the daemon mounts it at /sys/kernel/tracing; under the unit' \
+        "$T/tfschk.err" || fail "--check-config does not say start would mount tracefs"
+[ "$(cat "$T/tfschk.nocap.rc")" = 4 ] && grep -q "start would refuse: tracefs is not mounted and could not be mounted" \
+        "$T/tfschk.nocap.err" || fail "--check-config without CAP_SYS_ADMIN says ok where start would exit 4"
 
 echo "== 12. ring_memory shared out over the CPUs, said at start; too small for every CPU's smallest ring: refused"
 # two CPUs, whatever this machine has

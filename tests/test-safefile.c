@@ -165,4 +165,42 @@ TEST(dir_links) {
         CHECK_EQ(dir_other_writer(users), NOBODY);
 }
 
+TEST(file_links) {
+        int fd = -1;
+        struct stat a, b;
+        CHECK(mkdir(at("files"), 0755) == 0);
+        CHECK(close(open(at("files/real.conf"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == 0);
+        CHECK(stat(at("files/real.conf"), &b) == 0);
+        /* the last component a link of ours: followed, relative to its directory or absolute */
+        CHECK(symlink("real.conf", at("files/rel.conf")) == 0);
+        CHECK(symlink(at("files/real.conf"), at("files/abs.conf")) == 0);
+        CHECK(symlink("files/rel.conf", at("chain.conf")) == 0);
+        const char *names[] = { "files/rel.conf", "files/abs.conf", "chain.conf", "files/real.conf" };
+        for (size_t i = 0; i < ELEMENTS(names); i++) {
+                CHECK_EQ(safe_file_open(at(names[i]), O_RDONLY, &fd), 0);
+                CHECK(fd >= 0 && fstat(fd, &a) == 0 && a.st_ino == b.st_ino);
+                CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+                close(fd);
+        }
+        /* relative to the working directory */
+        char cwd[4096];
+        CHECK(getcwd(cwd, sizeof(cwd)) != NULL && chdir(test_dir) == 0);
+        CHECK_EQ(safe_file_open("files/rel.conf", O_RDONLY, &fd), 0);
+        CHECK(fd >= 0 && fstat(fd, &a) == 0 && a.st_ino == b.st_ino);
+        close(fd);
+        CHECK(chdir(cwd) == 0);
+        CHECK_EQ(safe_file_open(at("files/missing.conf"), O_RDONLY, &fd), -ENOENT);
+        CHECK(symlink("loop.conf", at("files/loop.conf")) == 0);
+        CHECK_EQ(safe_file_open(at("files/loop.conf"), O_RDONLY, &fd), -ELOOP);
+        if (geteuid() != 0)
+                return;
+        /* another user's link to root's file: which file it is would be theirs to choose */
+        CHECK(symlink("real.conf", at("files/theirs.conf")) == 0 && lchown(at("files/theirs.conf"), NOBODY, NOBODY) == 0);
+        CHECK_EQ(safe_file_open(at("files/theirs.conf"), O_RDONLY, &fd), -EXDEV);
+        /* root's link in a directory of another user's */
+        CHECK(mkdir(at("files/users"), 0755) == 0 && chown(at("files/users"), NOBODY, NOBODY) == 0);
+        CHECK(symlink("../real.conf", at("files/users/root.conf")) == 0);
+        CHECK_EQ(safe_file_open(at("files/users/root.conf"), O_RDONLY, &fd), -EXDEV);
+}
+
 TEST_MAIN_IN_DIR("test-safefile")
