@@ -71,10 +71,10 @@ void fdpath_cache_done(struct fdpath_cache *c) {
         *c = (struct fdpath_cache) {};
 }
 
-/* mnt_id and ino of one of our own fds, from /proc/self/fdinfo: the same fields the capture reads. */
-static int own_fd_identity(int fd, uint32_t *ret_mnt_id, uint64_t *ret_ino) {
-        char path[64], buf[512];
-        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+/* mnt_id and ino of an open file, from /proc/PID/fdinfo/FD: the same fields the capture reads. */
+static int fd_identity(const char *proc_root, uint32_t pid, uint32_t fd, uint32_t *ret_mnt_id, uint64_t *ret_ino) {
+        char path[128], buf[512];
+        snprintf(path, sizeof(path), "%s/%u/fdinfo/%u", proc_root, pid, fd);
         ssize_t n = read_small_file(path, buf, sizeof(buf));
         if (n <= 0)
                 return n < 0 ? (int) n : -EIO;
@@ -88,25 +88,32 @@ static int own_fd_identity(int fd, uint32_t *ret_mnt_id, uint64_t *ret_ino) {
 
 int fdpath_resolve(const char *proc_root, uint32_t pid, uint32_t fd, struct path_str **ret_path,
                    uint32_t *ret_mnt_id, uint64_t *ret_ino) {
-        char path[128];
-        snprintf(path, sizeof(path), "%s/%u/fd/%u", proc_root, pid, fd);
-        /* Our own reference to the traced fd's file: its name and identity then come from one open file, even if
-         * the process closes the fd meanwhile. */
-        _cleanup_(closep) int own = open(path, O_PATH | O_CLOEXEC);
-        if (own < 0)
-                return -errno;
-        uint32_t mnt_id = 0;
-        uint64_t ino = 0;
-        int r = own_fd_identity(own, &mnt_id, &ino);
-        if (r < 0)
-                return r;
-        char self[64], target[PATH_MAX];
-        snprintf(self, sizeof(self), "/proc/self/fd/%d", own);
-        ssize_t n = readlink(self, target, sizeof(target));
-        if (n < 0)
-                return -errno;
-        if ((size_t) n >= sizeof(target))
-                return -ENAMETOOLONG;
+        /* Neither opened nor looked up: /proc says the name (readlink) and the identity (fdinfo) of the open file
+         * as the kernel holds them, so a file system that does not answer (a stalled FUSE server, a hung NFS
+         * mount) is never asked.  The identity read on both sides of the name: the fd named one file throughout,
+         * or the look fails (-EAGAIN), rather than give one file's name with another's identity. */
+        uint32_t mnt_id, mnt_id_after;
+        uint64_t ino, ino_after;
+        int r = fd_identity(proc_root, pid, fd, &mnt_id_after, &ino_after);
+        char link[128], target[PATH_MAX];
+        snprintf(link, sizeof(link), "%s/%u/fd/%u", proc_root, pid, fd);
+        ssize_t n = 0;
+        for (unsigned tries = 0;; tries++) {
+                if (r < 0)
+                        return r;
+                mnt_id = mnt_id_after;
+                ino = ino_after;
+                n = readlink(link, target, sizeof(target));
+                if (n < 0)
+                        return -errno;
+                if ((size_t) n >= sizeof(target))
+                        return -ENAMETOOLONG;
+                r = fd_identity(proc_root, pid, fd, &mnt_id_after, &ino_after);
+                if (r >= 0 && mnt_id_after == mnt_id && ino_after == ino)
+                        break;
+                if (r >= 0 && tries == 3)
+                        return -EAGAIN; /* another thread keeps pointing it elsewhere */
+        }
         struct path_str *p = path_str_new(target, (size_t) n);
         if (!p)
                 return -ENOMEM;
@@ -130,35 +137,42 @@ static void file_remember(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino,
         *f = (struct fdpath_file) { .mnt_id = mnt_id, .ino = ino, .path = path_str_ref(p) };
 }
 
-/* Whether the path names the file of inode ino still.  An inode number is unique only among the files that
- * exist: one deleted (a log file replaced at start) may come back as another file's, and a path remembered
- * for it would then name the wrong file.  Looked at as the process sees it (its root), or, the process gone,
- * as the daemon does; a path that is not a file's (pipe:[N], anon_inode:...) is taken as it is. */
-static bool still_names(const struct fdpath_cache *c, uint32_t pid, const struct path_str *p, uint64_t ino) {
+/* Whether the path names the file of inode ino still: 1, 0, or -EAGAIN when that cannot be told without asking
+ * a file system (its lookup not all in the kernel's cache: a FUSE server or an NFS mount that does not answer
+ * would hold the drain up).  An inode number is unique only among the files that exist: one deleted (a log file
+ * replaced at start) may come back as another file's, and a path remembered for it would then name the wrong
+ * file.  Looked at as the process sees it (its root), or, the process gone, as the daemon does; a path that is
+ * not a file's (pipe:[N], anon_inode:...) is taken as it is. */
+static int still_names(const struct fdpath_cache *c, uint32_t pid, const struct path_str *p, uint64_t ino) {
         if (p->s[0] != '/')
-                return true;
-        char at[4200];
-        struct stat st;
-        snprintf(at, sizeof(at), "%s/%u/root%s", c->proc_root, pid, p->s);
-        if (stat(at, &st) == 0)
-                return st.st_ino == ino;
-        return stat(p->s, &st) == 0 && st.st_ino == ino;
+                return 1;
+        char root[128];
+        snprintf(root, sizeof(root), "%s/%u/root", c->proc_root, pid);
+        _cleanup_(closep) int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        uint64_t found;
+        dev_t dev;
+        int r = file_identity_cached(rootfd >= 0 ? rootfd : AT_FDCWD, rootfd >= 0 ? p->s + 1 : p->s, &found, &dev);
+        if (r == -EAGAIN)
+                return r;
+        return r == 0 && found == ino;
 }
 
 /* A cached answer, checked at most once a generation (a drain): fresh from /proc in this one, or still naming
- * its inode. */
-static bool answer_holds(const struct fdpath_cache *c, uint32_t pid, const struct path_str *p, uint64_t ino,
-                         uint64_t checked, uint64_t *verified, uint64_t generation) {
+ * its inode (1); 0 when it names another, -EAGAIN when that cannot be told now. */
+static int answer_holds(const struct fdpath_cache *c, uint32_t pid, const struct path_str *p, uint64_t ino,
+                        uint64_t checked, uint64_t *verified, uint64_t generation) {
         if (checked == generation || *verified == generation + 1)
-                return true;
-        if (!still_names(c, pid, p, ino))
-                return false;
-        *verified = generation + 1;
-        return true;
+                return 1;
+        int r = still_names(c, pid, p, ino);
+        if (r == 1)
+                *verified = generation + 1;
+        return r;
 }
 
 static enum path_state state_of_error(int r) {
-        return r == -EACCES || r == -EPERM ? PATH_DENIED : r == -ENAMETOOLONG ? PATH_TOO_LONG : PATH_GONE;
+        return r == -EACCES || r == -EPERM ? PATH_DENIED : r == -ENAMETOOLONG ? PATH_TOO_LONG
+               : r == -EAGAIN                ? PATH_REUSED /* it named another file as it was looked at */
+                                             : PATH_GONE;
 }
 
 int fdpath_learn(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino, const char *path, size_t len) {
@@ -175,7 +189,7 @@ void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, u
                         struct path_str **ret_path, enum path_state *ret_state) {
         struct fdpath_file *f = file_slot(c, mnt_id, ino);
         if (f->path && f->mnt_id == mnt_id && f->ino == ino &&
-            answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation)) {
+            answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation) == 1) {
                 *ret_path = path_str_ref(f->path);
                 *ret_state = PATH_OK;
                 return;
@@ -195,20 +209,23 @@ void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const stru
         bool same_fd = e->pid == pid && e->fd == fd;
         bool same_file = same_fd && captured && e->mnt_id == captured->mnt_id && e->ino == captured->ino;
         /* A failed lookup keeps the identity it was for, and no path: never an answer on its own. */
-        if (same_file && e->path && answer_holds(c, pid, e->path, e->ino, e->checked, &e->verified, generation)) {
+        if (same_file && e->path && answer_holds(c, pid, e->path, e->ino, e->checked, &e->verified, generation) == 1) {
                 *ret_path = path_str_ref(e->path);
                 *ret_state = PATH_OK;
                 return;
         }
         struct fdpath_file *f = captured ? file_slot(c, captured->mnt_id, captured->ino) : NULL;
         if (f && f->path && f->mnt_id == captured->mnt_id && f->ino == captured->ino) {
-                if (answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation)) {
+                int r = answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation);
+                if (r == 1) {
                         *ret_path = path_str_ref(f->path);
                         *ret_state = PATH_OK;
                         return;
                 }
-                path_str_unref(f->path); /* another file's by now */
-                *f = (struct fdpath_file) {};
+                if (r == 0) {
+                        path_str_unref(f->path); /* another file's by now */
+                        *f = (struct fdpath_file) {};
+                }
         }
         if (same_fd && !e->path && e->checked == generation && (!captured || same_file)) {
                 /* failed already in this drain: /proc will not say otherwise so soon */

@@ -94,7 +94,8 @@ size_t fdpath_prime(struct fdpath_cache *c, uint32_t pid, long *pos, size_t max,
 /* Forget a process's fds (it exited or exec'd). */
 void fdpath_forget(struct fdpath_cache *c, uint32_t pid);
 
-/* Look up now, uncached: the path and the file's (mnt_id, ino), all of one open file.  0, or -ENOENT (no such
- * fd or process), -EACCES, ... */
+/* Look up now, uncached: the path and the file's (mnt_id, ino), all of one open file, from /proc alone (no file
+ * system is asked).  0, or -ENOENT (no such fd or process), -EACCES, -EAGAIN (the fd named another file as it
+ * was looked at), ... */
 int fdpath_resolve(const char *proc_root, uint32_t pid, uint32_t fd, struct path_str **ret_path,
                    uint32_t *ret_mnt_id, uint64_t *ret_ino);

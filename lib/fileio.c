@@ -4,9 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -114,5 +118,18 @@ int resident_kib(size_t *ret_kib) {
         if (!rss || sscanf(rss, "\nVmRSS: %lu kB", &kib) != 1)
                 return -EBADMSG;
         *ret_kib = kib;
+        return 0;
+}
+
+int file_identity_cached(int dirfd, const char *path, uint64_t *ret_ino, dev_t *ret_dev) {
+        struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_CACHED };
+        _cleanup_(closep) int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        if (fd < 0)
+                return errno == ENOSYS || errno == EINVAL ? -EAGAIN : -errno; /* before 5.12: never asked */
+        struct statx st;
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &st) < 0)
+                return -errno;
+        *ret_ino = st.stx_ino;
+        *ret_dev = makedev(st.stx_dev_major, st.stx_dev_minor);
         return 0;
 }

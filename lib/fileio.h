@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The whole of a small file (/proc, /sys) in buf, NUL-terminated: its length, or a negative errno.  A file longer
@@ -27,3 +28,9 @@ int fd_limit_raise(size_t want, size_t *ret_limit);
 int count_open_files(size_t *ret_count);
 /* This process's resident memory now, in KiB (/proc/self/status). */
 int resident_kib(size_t *ret_kib);
+
+/* The inode number and device of the file at path (from dirfd), looked up without waiting on any file system: the
+ * path only where every component is in the kernel's cache and needs no revalidation (openat2's RESOLVE_CACHED),
+ * the attributes as the kernel holds them (AT_STATX_DONT_SYNC).  A stalled FUSE server or a hung NFS mount is
+ * never asked: -EAGAIN where the lookup would need to ask a file system, -ENOENT, ... */
+int file_identity_cached(int dirfd, const char *path, uint64_t *ret_ino, dev_t *ret_dev);

@@ -2,10 +2,12 @@
 #include "select.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -26,15 +28,16 @@ int proc_facts_read(const char *proc_root, uint32_t tgid, struct proc_facts *ret
                 snprintf(f.comm, sizeof(f.comm), "%.*s", (int) strcspn(name, "\n"), name);
 
         /* the executable: the file itself, and the directory entry it was run from (which a package upgrade
-         * fills with a new file: that one is the same program) */
-        struct stat st;
+         * fills with a new file: that one is the same program).  Its attributes as the kernel holds them: a
+         * program run from a FUSE mount whose server does not answer must not hold the drain up. */
+        struct statx st;
         snprintf(path, sizeof(path), "%s/%u/exe", proc_root, tgid);
         char target[4096];
         ssize_t n = readlink(path, target, sizeof(target) - 1);
-        if (n > 0 && stat(path, &st) == 0) {
+        if (n > 0 && statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_INO, &st) == 0) {
                 target[n] = 0;
-                f.exe_dev = st.st_dev;
-                f.exe_ino = st.st_ino;
+                f.exe_dev = makedev(st.stx_dev_major, st.stx_dev_minor);
+                f.exe_ino = st.stx_ino;
                 static const char deleted[] = " (deleted)";
                 size_t len = (size_t) n, dl = sizeof(deleted) - 1;
                 if (len > dl && strcmp(target + len - dl, deleted) == 0)
@@ -43,9 +46,11 @@ int proc_facts_read(const char *proc_root, uint32_t tgid, struct proc_facts *ret
                 if (slash) {
                         snprintf(f.exe_name, sizeof(f.exe_name), "%s", slash + 1);
                         *(slash == target ? slash + 1 : slash) = 0;
-                        if (stat(target, &st) == 0) {
-                                f.dir_dev = st.st_dev;
-                                f.dir_ino = st.st_ino;
+                        uint64_t dir_ino;
+                        dev_t dir_dev;
+                        if (file_identity_cached(AT_FDCWD, target, &dir_ino, &dir_dev) == 0) {
+                                f.dir_dev = dir_dev;
+                                f.dir_ino = dir_ino;
                         }
                 }
                 f.have_exe = true;

@@ -2,6 +2,7 @@
 #include "watch_key.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <pwd.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "glob_step.h"
 #include "util.h"
 
@@ -235,17 +237,20 @@ static const char *exe_dir(const struct watch *w, char dir[static WATCH_EXE_MAX 
         return slash + 1;
 }
 
+/* Asked at a thread's first record, on the drain's path: the files are looked up without waiting on a file
+ * system (a program being run keeps its file and directory in the kernel's cache). */
 static bool match_exe(const struct watch *w, const struct proc_facts *f) {
         if (!f->have_exe)
                 return false;
-        struct stat st;
-        if (stat(w->exe, &st) == 0 && st.st_dev == f->exe_dev && st.st_ino == f->exe_ino)
+        uint64_t ino;
+        dev_t dev;
+        if (file_identity_cached(AT_FDCWD, w->exe, &ino, &dev) == 0 && dev == f->exe_dev && ino == f->exe_ino)
                 return true;
         /* run from the same directory entry: the file there now may be a newer one */
         char dir[WATCH_EXE_MAX + 1];
         const char *name = exe_dir(w, dir);
-        return strcmp(name, f->exe_name) == 0 && stat(dir, &st) == 0 && st.st_dev == f->dir_dev &&
-               st.st_ino == f->dir_ino;
+        return strcmp(name, f->exe_name) == 0 && file_identity_cached(AT_FDCWD, dir, &ino, &dev) == 0 &&
+               dev == f->dir_dev && ino == f->dir_ino;
 }
 
 /* The file by its identity, and its directory entry, for a file that replaces it under its name; each only when

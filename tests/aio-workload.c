@@ -965,6 +965,16 @@ static void run_reaper_first(void) {
         do_destroy(ctx);
 }
 
+/* A tracer started after the process (watched by its pid), or a test, says when it is ready: no sleep is long
+ * enough on a loaded machine. */
+static void wait_for_start(const char *start_when) {
+        for (unsigned i = 0; start_when && access(start_when, F_OK) != 0; i++) {
+                if (i == 6000)
+                        die(start_when);
+                usleep(10000);
+        }
+}
+
 static void usage(FILE *f) {
         fprintf(f,
                 "Usage: aio-workload [OPTIONS]\n"
@@ -1112,6 +1122,8 @@ int main(int argc, char **argv) {
                         usage(stderr);
                         return 2;
                 }
+        if (fan_out || bench_secs)
+                wait_for_start(start_when);
         if (getppid_calls) {
                 run_getppid(getppid_calls);
                 return 0;
@@ -1137,13 +1149,7 @@ int main(int argc, char **argv) {
         rec(&rr, "process pid=%d comm=%s\n", getpid(), comm);
         rec_flush(&rr);
         usleep(start_delay_ms * 1000);
-        /* a tracer started after the process (watched by its pid) says when it is ready: no sleep is long
-         * enough on a loaded machine */
-        for (unsigned i = 0; start_when && access(start_when, F_OK) != 0; i++) {
-                if (i == 6000)
-                        die(start_when);
-                usleep(10000);
-        }
+        wait_for_start(start_when);
         if (race_rounds) {
                 run_race_fd(race_rounds);
                 return 0;
