@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -308,15 +309,40 @@ const char *bpf_capture_uring_off(const struct bpf_capture *c) {
         return c->uring_off[0] ? c->uring_off : NULL;
 }
 
+static void *link_destroy(void *link) {
+        bpf_link__destroy(link);
+        return NULL;
+}
+
+/* Each link's end waits for an RCU grace period in the kernel (tens of ms in a VM; 1.2 s for the lot one after
+ * the other, at every stop): they end in threads of their own, and the waits overlap. */
+static void links_destroy(struct bpf_link **links, size_t n) {
+        pthread_t threads[EVENTS_MAX + 4];
+        bool started[EVENTS_MAX + 4] = {};
+        for (size_t i = 0; i < n && i < ELEMENTSOF(threads); i++)
+                if (links[i])
+                        started[i] = pthread_create(&threads[i], NULL, link_destroy, links[i]) == 0;
+        for (size_t i = 0; i < n; i++) {
+                if (i < ELEMENTSOF(threads) && started[i])
+                        pthread_join(threads[i], NULL);
+                else
+                        bpf_link__destroy(links[i]);
+                links[i] = NULL;
+        }
+}
+
 void bpf_capture_free(struct bpf_capture *c) {
         if (!c)
                 return;
+        struct bpf_link *links[EVENTS_MAX + 4];
+        size_t n = 0;
         for (size_t k = 0; k < c->n_events; k++)
-                bpf_link__destroy(c->links[k]);
-        bpf_link__destroy(c->fork_link);
-        bpf_link__destroy(c->exit_group_link);
-        bpf_link__destroy(c->cgroup_link);
-        bpf_link__destroy(c->dio_link);
+                links[n++] = c->links[k];
+        links[n++] = c->fork_link;
+        links[n++] = c->exit_group_link;
+        links[n++] = c->cgroup_link;
+        links[n++] = c->dio_link;
+        links_destroy(links, n);
         capture__destroy(c->skel);
         free(c->percpu);
         free(c);
