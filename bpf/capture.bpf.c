@@ -111,7 +111,8 @@ struct io_cqe {
         int fd;
 } __attribute__((preserve_access_index));
 struct io_ring_ctx {
-        unsigned int flags; /* IORING_SETUP_* */
+        unsigned int flags;            /* IORING_SETUP_* */
+        struct mm_struct *mm_account; /* the memory of the process that made it, held as long as the ring */
 } __attribute__((preserve_access_index));
 struct io_kiocb {
         struct file *file;
@@ -1750,10 +1751,14 @@ int proc_exit_group(struct enter_ctx *ctx) {
 #define PF_IO_WORKER 0x10
 #define REQ_F_FIXED_FILE 0x1
 
-/* The owner of each ring a watched process submitted to: a completion may be posted by any task. */
+/* The owner of each ring a watched process submitted to: a completion may be posted by any task.  A ring's
+ * address is the kernel's to give again once the ring is freed: a ring made there forgets the owner
+ * (uring_created), and a completion is the owner's only from the ring it submitted to, the one whose maker's
+ * memory it holds (mm: a ring holds it as long as it lives, so no other ring's can be that one). */
 struct uring_owner {
         __u32 tgid;      /* the kernel's */
         __u32 seen_tgid; /* the daemon's pid namespace's */
+        __u64 mm;        /* the ring's mm_account */
 };
 
 struct {
@@ -1810,14 +1815,35 @@ struct {
 
 /* The ring's owner, for its completions: written only when it is new (an update of an LRU map costs more than
  * a lookup, and this runs at every request). */
-static __always_inline void uring_own(__u64 ring, __u32 tgid, __u32 seen_tgid) {
+static __always_inline void uring_own(__u64 ring, __u32 tgid, __u32 seen_tgid, __u64 mm) {
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
-        if (!owner || owner->tgid != tgid) {
-                struct uring_owner o = { .tgid = tgid, .seen_tgid = seen_tgid };
+        if (!owner || owner->tgid != tgid || owner->mm != mm) {
+                struct uring_owner o = { .tgid = tgid, .seen_tgid = seen_tgid, .mm = mm };
                 __u8 one = 1;
                 bpf_map_update_elem(&uring_owner_tgids, &tgid, &one, BPF_ANY);
                 bpf_map_update_elem(&uring_owners, &ring, &o, BPF_ANY);
         }
+}
+
+/* The memory a ring holds of its maker, 0 where the kernel has no such field. */
+static __always_inline __u64 ring_mm(struct io_ring_ctx *ring) {
+        return bpf_core_field_exists(ring->mm_account) ? (__u64) BPF_CORE_READ(ring, mm_account) : 0;
+}
+
+/* The owner of the ring, when it is the ring the owner submitted to: NULL for another's at the same address. */
+static __always_inline struct uring_owner *uring_owner_of(__u64 ring) {
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        if (owner && owner->mm != ring_mm((struct io_ring_ctx *) ring))
+                return 0;
+        return owner;
+}
+
+/* A ring made where another was: whoever owned that one owns nothing here. */
+SEC("tp_btf/io_uring_create")
+int uring_created(__u64 *ctx) {
+        __u64 ring = ctx[1];
+        bpf_map_delete_elem(&uring_owners, &ring);
+        return 0;
 }
 
 /* Whether io_uring's requests are traced (io_uring = true in the config). */
@@ -1975,7 +2001,8 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
                                 send_path(ctx, &l, s->b.last_file, u->file.mnt_id, u->file.ino);
                 }
         }
-        uring_own((__u64) ring, tgid, (__u32) (seen >> 32));
+        uring_own((__u64) ring, tgid, (__u32) (seen >> 32),
+                  bpf_core_field_exists(ring->mm_account) ? (__u64) ring->mm_account : 0);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -2006,6 +2033,10 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
         if (!owner || !uring_traced())
                 return NEUTRAL;
+        /* the tracepoint's ring is a pointer the verifier knows: its field is a load */
+        struct io_ring_ctx *typed_ring = (struct io_ring_ctx *) ctx[0];
+        if (bpf_core_field_exists(typed_ring->mm_account) && owner->mm != (__u64) typed_ring->mm_account)
+                return NEUTRAL; /* another ring at the address of the owner's */
         struct io_uring_cqe_head cqe;
         if (bpf_probe_read_kernel(&cqe, sizeof(cqe), (const void *) ctx[2]) != 0)
                 return NEUTRAL;
@@ -2091,7 +2122,7 @@ int uring_failed(__u64 *ctx) {
                         file_identity(s, u->fd, &u->file, 0); /* rare: no twin for it */
                 }
         }
-        uring_own(ring, tgid, (__u32) (seen >> 32));
+        uring_own(ring, tgid, (__u32) (seen >> 32), ring_mm((struct io_ring_ctx *) ring));
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -2111,7 +2142,7 @@ _Static_assert(sizeof(struct uring_overflow_ctx) == CAPTURE_URING_OVERFLOW_RAW_S
 SEC("tracepoint/io_uring/io_uring_cqe_overflow")
 int uring_overflow(struct uring_overflow_ctx *ctx) {
         __u64 ring = ctx->ctx;
-        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        struct uring_owner *owner = uring_owner_of(ring);
         if (!owner || !uring_traced())
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);

@@ -32,6 +32,7 @@ struct bpf_capture {
         struct bpf_link *exit_group_link;   /* the AIO rings' last completions */
         struct bpf_link *cgroup_link;       /* counts cgroups made: NULL, the tree is looked at every time */
         struct bpf_link *dio_link;          /* the kernel's own view of an iocb on direct I/O (iomap): NULL, none */
+        struct bpf_link *uring_create_link; /* a ring made forgets the owner of one before it at its address */
         uint64_t cgroups_seen;              /* made when the tree was last looked at */
         unsigned cgroup_looks;
         size_t n_events;
@@ -108,6 +109,8 @@ static bool program_wanted(const struct event_table *t, const char *name) {
                 return true; /* follows children; the AIO rings at exit; counts cgroups made: no event of the table */
         if (strcmp(name, "aio_dio_begin") == 0) /* where the kernel has the tracepoint (iomap) */
                 return libbpf_find_vmlinux_btf_id("iomap_dio_rw_begin", BPF_TRACE_RAW_TP) >= 0;
+        if (strcmp(name, "uring_created") == 0) /* with io_uring's others (their prefix) */
+                return libbpf_find_vmlinux_btf_id("io_uring_create", BPF_TRACE_RAW_TP) >= 0;
         for (size_t k = 0; k < t->n_events; k++) {
                 program_name(&t->events[k], want, sizeof(want));
                 if (strcmp(want, name) == 0)
@@ -317,8 +320,8 @@ static void *link_destroy(void *link) {
 /* Each link's end waits for an RCU grace period in the kernel (tens of ms in a VM; 1.2 s for the lot one after
  * the other, at every stop): they end in threads of their own, and the waits overlap. */
 static void links_destroy(struct bpf_link **links, size_t n) {
-        pthread_t threads[EVENTS_MAX + 4];
-        bool started[EVENTS_MAX + 4] = {};
+        pthread_t threads[EVENTS_MAX + 5];
+        bool started[EVENTS_MAX + 5] = {};
         for (size_t i = 0; i < n && i < ELEMENTSOF(threads); i++)
                 if (links[i])
                         started[i] = pthread_create(&threads[i], NULL, link_destroy, links[i]) == 0;
@@ -334,7 +337,7 @@ static void links_destroy(struct bpf_link **links, size_t n) {
 void bpf_capture_free(struct bpf_capture *c) {
         if (!c)
                 return;
-        struct bpf_link *links[EVENTS_MAX + 4];
+        struct bpf_link *links[EVENTS_MAX + 5];
         size_t n = 0;
         for (size_t k = 0; k < c->n_events; k++)
                 links[n++] = c->links[k];
@@ -342,6 +345,7 @@ void bpf_capture_free(struct bpf_capture *c) {
         links[n++] = c->exit_group_link;
         links[n++] = c->cgroup_link;
         links[n++] = c->dio_link;
+        links[n++] = c->uring_create_link;
         links_destroy(links, n);
         capture__destroy(c->skel);
         free(c->percpu);
@@ -429,6 +433,9 @@ int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char 
         /* Without it, an iocb written during its call by another thread goes unseen on direct I/O too. */
         if (!c->dio_link && bpf_program__autoload(c->skel->progs.aio_dio_begin))
                 c->dio_link = bpf_program__attach(c->skel->progs.aio_dio_begin);
+        /* Without it, the completions keep to the ring their owner submitted to all the same (its memory). */
+        if (!c->uring_create_link && bpf_program__autoload(c->skel->progs.uring_created))
+                c->uring_create_link = bpf_program__attach(c->skel->progs.uring_created);
         return 0;
 }
 

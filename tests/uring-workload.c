@@ -231,10 +231,56 @@ static void scribbled_sqe(struct io_uring *ring, const char *dir) {
         free(c);
 }
 
+/* A ring that makes one request (a nop) and is torn down, then the process lives on for linger_ms: its ring's
+ * memory goes back to the kernel, which may give it to the next ring made on the host. */
+static int ring_once(unsigned linger_ms) {
+        struct io_uring ring;
+        int r = io_uring_queue_init(8, &ring, 0);
+        if (r < 0)
+                die("io_uring_queue_init", r);
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+        io_uring_prep_nop(sqe);
+        sqe->user_data = 0x7a00000001ull;
+        submit(&ring, 1);
+        struct io_uring_cqe *cqe;
+        if ((r = io_uring_wait_cqe(&ring, &cqe)) < 0)
+                die("io_uring_wait_cqe", r);
+        io_uring_cqe_seen(&ring, cqe);
+        io_uring_queue_exit(&ring);
+        printf("torn down\n");
+        fflush(stdout);
+        usleep(linger_ms * 1000);
+        return 0;
+}
+
+/* n rings made one after another, each with polls on a pipe nobody writes, torn down with the polls in flight:
+ * the kernel cancels them at the teardown, from a kernel worker, with this program's own user_data
+ * (0x0bad0000 + ring). */
+static int ring_churn(unsigned n) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                die("pipe2", errno);
+        for (unsigned i = 0; i < n; i++) {
+                struct io_uring ring;
+                int r = io_uring_queue_init(8, &ring, 0);
+                if (r < 0)
+                        die("io_uring_queue_init", r);
+                for (unsigned k = 0; k < 4; k++) {
+                        struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                        io_uring_prep_poll_add(sqe, fds[0], POLLIN);
+                        sqe->user_data = 0x0bad0000ull + i;
+                }
+                submit(&ring, 4);
+                io_uring_queue_exit(&ring);
+        }
+        return 0;
+}
+
 int main(int argc, char **argv) {
         const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL;
         bool sqpoll = false, hold = false, all_ops = false;
-        unsigned reuse_rounds = 0;
+        unsigned reuse_rounds = 0, once_linger_ms = 0, churn = 0;
+        bool once = false;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
                         dir = argv[++i];
@@ -250,14 +296,24 @@ int main(int argc, char **argv) {
                         all_ops = true;
                 else if (strcmp(argv[i], "--fd-reuse") == 0 && i + 1 < argc)
                         reuse_rounds = (unsigned) strtoul(argv[++i], NULL, 10);
+                else if (strcmp(argv[i], "--ring-once") == 0 && i + 1 < argc) {
+                        once = true;
+                        once_linger_ms = (unsigned) strtoul(argv[++i], NULL, 10);
+                } else if (strcmp(argv[i], "--ring-churn") == 0 && i + 1 < argc)
+                        churn = (unsigned) strtoul(argv[++i], NULL, 10);
                 else {
                         fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll] "
-                                        "[--hold] [--every-op] [--fd-reuse N]\n");
+                                        "[--hold] [--every-op] [--fd-reuse N] [--ring-once LINGER_MS] "
+                                        "[--ring-churn N]\n");
                         return 2;
                 }
         }
         if (comm)
                 prctl(PR_SET_NAME, comm);
+        if (once)
+                return ring_once(once_linger_ms);
+        if (churn)
+                return ring_churn(churn);
         if (all_ops)
                 return every_op();
         truth = fopen(truth_path, "we");

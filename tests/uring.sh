@@ -199,6 +199,34 @@ if grep -q 'io_uring ring = ' "$T/off.out"; then
         fail "an io_uring request traced with io_uring = false"
 fi
 
+echo "== a watched process's ring torn down while it lives on, its memory given to another user's rings (their polls"
+echo "   cancelled at teardown by a kernel worker): none of their requests written as the watched process's"
+chmod 755 "$T"
+write_config "$T/reuse-ring.conf" 'capture = "bpf";' 'watch = ( { comm = "uring-keep"; } );' \
+        'drain_interval_ms = 5;' 'records = [ "requests" ];' 'output = { format = "json"; };'
+start_daemon_json "$T/reuse-ring.conf" "$T/reuse-ring.json"
+for round in $(seq 10); do
+        # on one CPU, so that a ring freed is the next one the allocator hands out
+        coproc KEEP { exec taskset -c 0 "$URING" --comm uring-keep --ring-once 300; }
+        keep=$KEEP_PID
+        read -r line <&"${KEEP[0]}"
+        [ "$line" = "torn down" ] || fail "the watched ring was not torn down"
+        sleep 0.05 # the teardown's work, in a kernel worker, frees the ring
+        as_nobody taskset -c 0 "$URING" --comm uring-other --ring-churn 40 || fail "the other user's rings failed"
+        wait "$keep"
+done
+stop_daemon "$T/reuse-ring.json"
+"$PYTHON3" - "$T/reuse-ring.json" <<'PY' || fail "another user's io_uring requests were written as the watched process's"
+import json, sys
+reqs = [e for e in map(json.loads, open(sys.argv[1])) if e.get('kind') == 'request']
+foreign = [r for r in reqs if int(r['data'], 16) >> 16 == 0x0bad]
+own = [r for r in reqs if r['data'] == '0x0000007a00000001' and r['request'] == 'completed']
+print(f'{len(reqs)} request records: {len(own)} the watched rings\' own nops of 10, {len(foreign)} another user\'s')
+for r in foreign[:3]:
+    print('  foreign:', r)
+sys.exit(0 if len(own) == 10 == len(reqs) and not foreign else 1)
+PY
+
 echo "== remote-read: io_uring is not traced, and the daemon says so"
 write_config "$T/rr.conf" 'capture = "remote-read";' 'watch = ( { comm = "uring-w"; } );'
 start_daemon "$T/rr.conf" "$T/rr.out"
