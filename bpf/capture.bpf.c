@@ -96,6 +96,7 @@ struct task_struct {
         unsigned int flags;
         int pid;
         int tgid;
+        __u64 start_boottime;
         char comm[16];
         struct task_struct *group_leader;
         struct pid *thread_pid;
@@ -191,6 +192,9 @@ const volatile __u16 uring_overflow_tp_id = 0;
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile __u32 pidns_level = 0; /* its depth: 0 for the first */
+/* The daemon's cgroup v2 root (the id of the cgroup its hierarchy's mount shows at its top: the root, or its
+ * cgroup namespace's): where a cgroup's path walked up ends, as /proc/PID/cgroup gives it.  0: the top. */
+const volatile __u64 cgroup_root_id = 0;
 /* The daemon's root (its mount id and inode): where a path walked up from a file ends; 0, the global root. */
 const volatile __u32 root_mnt_id = 0;
 const volatile __u64 root_ino = 0;
@@ -273,6 +277,7 @@ struct thread_state {
         __u64 cgroup_id;
         __u64 by_call_ctx; /* the context whose ring this thread last marked as reaped by io_getevents */
         char comm[GLOB_COMM_SIZE];
+        __u32 identity_told; /* its process's identity was written before one of its records */
 };
 
 struct {
@@ -326,8 +331,9 @@ struct path_walk {
         __u32 pos;
         __u32 state; /* PATH_WALKING, ... */
         __u8 buf[CAPTURE_PATH_MAX + 256];
-        __u8 out[CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_path) + CAPTURE_PATH_MAX];
+        __u8 out[CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_identity) + CAPTURE_PATH_MAX];
 };
+_Static_assert(sizeof(struct capture_identity) >= sizeof(struct capture_path), "the told records' room");
 
 /* The files whose paths an io_submit's exit sends after its iocbs are read. */
 #define NEW_FILES_MAX 4
@@ -1243,6 +1249,97 @@ static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, _
         return 0;
 }
 
+/* One level of a cgroup's path, walked up from the thread's cgroup to the daemon's cgroup root: its name before
+ * what was built so far (a kernfs node's name, up to NAME_MAX, read into the slack past the path first, for its
+ * length). */
+static long cgroup_path_step(__u32 i __attribute__((unused)), void *ctx) {
+        struct scratch *s = scratch_of(ctx);
+        if (!s)
+                return 1;
+        struct path_walk *w = &s->pw;
+        struct kernfs_node *kn = (struct kernfs_node *) s->k.kn;
+        if (!kn) {
+                w->state = PATH_OUTSIDE; /* above the daemon's cgroup root: not a path it would see */
+                return 1;
+        }
+        struct kernfs_node *parent = kn_parent(kn);
+        if (cgroup_root_id ? BPF_CORE_READ(kn, id) == cgroup_root_id : !parent) {
+                w->state = PATH_AT_ROOT;
+                return 1;
+        }
+        const char *name = BPF_CORE_READ(kn, name);
+        long n = bpf_probe_read_kernel_str(w->buf + CAPTURE_PATH_MAX, 256, name);
+        __u32 len = n > 1 ? (__u32) n - 1 : 0, pos = w->pos;
+        if (len == 0 || len > 255 || pos < len + 2) {
+                w->state = PATH_TOO_LONG_;
+                return 1;
+        }
+        pos -= len;
+        bpf_probe_read_kernel(w->buf + (pos & (CAPTURE_PATH_MAX - 1)), len & 255, name);
+        pos -= 1;
+        w->buf[pos & (CAPTURE_PATH_MAX - 1)] = '/';
+        w->pos = pos;
+        s->k.kn = (__u64) parent;
+        return 0;
+}
+
+/* The current thread's process as the kernel knows it now (its pid in its own namespace, when it started, its
+ * cgroup and that cgroup's path), in a record of its own, before the thread's first record: read later from
+ * /proc, a process already gone has none of it, and a pid reused at once gives another's. */
+static __noinline int send_identity(void *ctx, struct loop_ctx *l) {
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                return 0;
+        struct task_struct *task = bpf_get_current_task_btf();
+        struct task_struct *leader = task->group_leader;
+        struct pid *pid = BPF_CORE_READ(leader, thread_pid);
+        __u32 level = pid ? BPF_CORE_READ(pid, level) : 0;
+        struct upid *up = (struct upid *) ((char *) pid + bpf_core_field_offset(struct pid, numbers) +
+                                           (level & 31) * bpf_core_type_size(struct upid));
+        __u32 ns_pid = pid ? (__u32) BPF_CORE_READ(up, nr) : 0;
+        struct kernfs_node *kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+        s->k.kn = (__u64) kn;
+        s->pw.pos = CAPTURE_PATH_MAX;
+        s->pw.state = PATH_WALKING;
+        bpf_loop(CAPTURE_CGROUP_DEPTH + 1, cgroup_path_step, l, 0);
+        s = scratch_of(l);
+        if (!s)
+                return 0;
+        __u32 pos = s->pw.pos & (CAPTURE_PATH_MAX - 1), len = 0;
+        if (s->pw.state == PATH_AT_ROOT) {
+                len = CAPTURE_PATH_MAX - s->pw.pos;
+                if (len == 0) { /* the root itself */
+                        s->pw.buf[CAPTURE_PATH_MAX - 1] = '/';
+                        pos = CAPTURE_PATH_MAX - 1;
+                        len = 1;
+                }
+        }
+        __u8 *out = s->pw.out;
+        put_common(out, exit_tp_id[AIO_IO_SUBMIT]);
+        *(__s32 *) (out + CAPTURE_EXIT_NR_OFFSET) = -1;
+        *(__u32 *) (out + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (out + CAPTURE_EXIT_RET_OFFSET) = 0;
+        struct capture_identity *h = (void *) (out + CAPTURE_EXIT_RAW_SIZE);
+        h->magic = CAPTURE_IDENTITY_MAGIC;
+        h->pid = (__u32) (seen_pid_tgid() >> 32);
+        h->ns_pid = ns_pid;
+        h->cgroup_len = len;
+        h->start_time = bpf_core_field_exists(leader->start_boottime) ? BPF_CORE_READ(leader, start_boottime) : 0;
+        h->cgroup_id = kn ? BPF_CORE_READ(kn, id) : 0;
+        len &= CAPTURE_PATH_MAX - 1;
+        bpf_probe_read_kernel(out + CAPTURE_EXIT_RAW_SIZE + sizeof(*h), len, s->pw.buf + pos);
+        output(ctx, out, CAPTURE_EXIT_RAW_SIZE + sizeof(*h) + len);
+        return 0;
+}
+
+/* Before a thread's first record: its process's identity, once. */
+static __always_inline void identity_once(void *ctx, struct loop_ctx *l, struct thread_state *ts) {
+        if (ts && !ts->identity_told) {
+                ts->identity_told = 1;
+                send_identity(ctx, l);
+        }
+}
+
 /* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names.  `typed`: the
  * files read through bpf_rdonly_cast. */
 static __always_inline long iocb_step_as(__u32 i, void *ctx, const int typed) {
@@ -1471,6 +1568,7 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc, const int typed
                 struct new_file nf = s->new_files[k];
                 send_path(ctx, &l, nf.f, nf.mnt_id, nf.ino);
         }
+        identity_once(ctx, &l, ts);
         s = scratch_of(&l);
         if (!s)
                 return NEUTRAL;
@@ -1930,13 +2028,14 @@ static __always_inline void uring_details(struct io_kiocb *req, __u8 req_flags, 
 
 /* Whether the submitting thread is watched.  An SQPOLL thread or a worker ("iou-sqp-PID") submits for its
  * process: it is watched by the process's name, which comm gets (NUL-padded, as the names' map keys are). */
-static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM_SIZE]) {
+static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM_SIZE], struct thread_state **ret_ts) {
         struct task_struct *task = bpf_get_current_task_btf();
         if (task->flags & PF_IO_WORKER)
                 BPF_CORE_READ_STR_INTO((char(*)[GLOB_COMM_SIZE]) comm, task, group_leader, comm);
         else
                 bpf_get_current_comm(comm, GLOB_COMM_SIZE);
-        return watched_as(l, thread_state(), comm);
+        *ret_ts = thread_state();
+        return watched_as(l, *ret_ts, comm);
 }
 
 /* A submit record of the current thread, as io_uring_submit_req's format file lays it out (the daemon reads it
@@ -1964,13 +2063,15 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
         struct io_kiocb *req = (struct io_kiocb *) ctx[0];
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
-        if (!uring_watched(&l, comm))
+        struct thread_state *ts;
+        if (!uring_watched(&l, comm, &ts))
                 return NEUTRAL;
         __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = (__u32) (id >> 32);
         int note = !uring_traced();
         if (note && !uring_first(tgid))
                 return NEUTRAL;
+        identity_once(ctx, &l, ts);
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
@@ -2092,8 +2193,10 @@ int uring_failed(__u64 *ctx) {
         struct io_kiocb *req = (struct io_kiocb *) ctx[1];
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
-        if (!uring_watched(&l, comm) || !uring_traced())
+        struct thread_state *ts;
+        if (!uring_watched(&l, comm, &ts) || !uring_traced())
                 return NEUTRAL;
+        identity_once(ctx, &l, ts);
         struct io_uring_sqe_head sqe;
         if (bpf_probe_read_kernel(&sqe, sizeof(sqe), sqe_at) != 0) {
                 count(CAPTURE_CNT_SQE_UNREADABLE);

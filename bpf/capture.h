@@ -133,6 +133,20 @@ struct capture_path {
         capture_u64 ino;
 };
 
+/* The process a thread belongs to, as the kernel knows it at the thread's first record (written just before
+ * it): what names the process after it is gone, or once its pid is another's (a short-lived process in a pid
+ * namespace of its own, a pid reused at once).  An exit record of io_submit (its tracepoint id) whose capture is
+ * this instead of a struct capture_header, then cgroup_len bytes of its cgroup v2 path (no NUL). */
+#define CAPTURE_IDENTITY_MAGIC 0x544e4449u /* "IDNT" little-endian */
+struct capture_identity {
+        capture_u32 magic;
+        capture_u32 pid;        /* the process, as the daemon's pid namespace sees it */
+        capture_u32 ns_pid;     /* its pid in its own (innermost) pid namespace */
+        capture_u32 cgroup_len; /* 0: not known (outside the daemon's cgroup root, or too long) */
+        capture_u64 start_time; /* of the process, CLOCK_BOOTTIME ns: which process of that pid it is */
+        capture_u64 cgroup_id;  /* its cgroup v2 id */
+};
+
 /* An iocb's file as the exit found it, and where the kernel said what it used itself (a direct read or
  * write through iomap): the same, or another file, offset or length, then in file, kernel_pos and
  * kernel_count (another thread wrote the iocb during the call). */

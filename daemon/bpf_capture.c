@@ -219,6 +219,12 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
                 c->skel->rodata->pidns_ino = ns.ino;
                 c->skel->rodata->pidns_level = ns.level;
         }
+        /* Cgroup paths walked in the kernel end at the top of the daemon's cgroup v2 mount, as /proc/PID/cgroup's
+         * do (in a cgroup namespace, its root's); with none mounted, at the hierarchy's root. */
+        char cgroot[4096];
+        struct stat cg;
+        if (cgroup2_mount_point("/proc/self/mountinfo", cgroot, sizeof(cgroot)) == 0 && stat(cgroot, &cg) == 0)
+                c->skel->rodata->cgroup_root_id = cg.st_ino;
         /* Paths walked in the kernel end at the daemon's root, as those /proc gives it do. */
         struct statx root;
         if (statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &root) == 0 && (root.stx_mask & STATX_MNT_ID)) {

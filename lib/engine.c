@@ -294,21 +294,47 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
         tracker_flush(&e->tracker);
 }
 
-/* A file's path the capture walked in the kernel (CAPTURE_PATH_MAGIC, under io_submit's exit): true when it was
- * that.  Remembered for the file's identity, so that its requests have their path whatever became of the fd. */
-static bool handle_path(struct engine *e, const struct sample *s, const struct event_desc *d) {
-        size_t at = (d->record_size + 7) & ~(size_t) 7;
+/* A file's path the capture walked in the kernel: remembered for the file's identity, so that its requests have
+ * their path whatever became of the fd. */
+static void handle_path(struct engine *e, const uint8_t *at, size_t size) {
         struct capture_path h;
-        if (d->syscall != AIO_IO_SUBMIT || s->raw_size < at + sizeof(h))
-                return false;
-        memcpy(&h, s->raw + at, sizeof(h));
-        if (h.magic != CAPTURE_PATH_MAGIC)
-                return false;
-        if (h.len == 0 || h.len > CAPTURE_PATH_MAX || h.len > s->raw_size - at - sizeof(h))
+        memcpy(&h, at, sizeof(h));
+        if (h.len == 0 || h.len > CAPTURE_PATH_MAX || h.len > size - sizeof(h))
                 e->stats.bad_captures++;
-        else if (e->tracker.opt.paths && fdpath_learn(&e->tracker.paths, h.mnt_id, h.ino,
-                                                       (const char *) s->raw + at + sizeof(h), h.len) < 0)
+        else if (e->tracker.opt.paths &&
+                 fdpath_learn(&e->tracker.paths, h.mnt_id, h.ino, (const char *) at + sizeof(h), h.len) < 0)
                 e->stats.no_memory++;
+}
+
+/* A process as the kernel knew it before its thread's first record: what names it. */
+static void handle_identity(struct engine *e, const struct sample *s, const uint8_t *at, size_t size) {
+        struct capture_identity h;
+        memcpy(&h, at, sizeof(h));
+        if (h.cgroup_len > CAPTURE_PATH_MAX || h.cgroup_len > size - sizeof(h) || h.pid == 0) {
+                e->stats.bad_captures++;
+                return;
+        }
+        struct proc_identity id = { .start_time = h.start_time, .ns_pid = h.ns_pid,
+                                    .cgroup = h.cgroup_len ? (const char *) at + sizeof(h) : NULL,
+                                    .cgroup_len = h.cgroup_len };
+        tracker_identity(&e->tracker, h.pid, &id, s->time);
+}
+
+/* What the capture tells apart from any call, under io_submit's exit: a file's path (CAPTURE_PATH_MAGIC) or a
+ * process's identity (CAPTURE_IDENTITY_MAGIC).  True when it was one of them. */
+static bool handle_told(struct engine *e, const struct sample *s, const struct event_desc *d) {
+        size_t at = (d->record_size + 7) & ~(size_t) 7;
+        uint32_t magic;
+        if (d->syscall != AIO_IO_SUBMIT || s->raw_size < at + sizeof(magic))
+                return false;
+        memcpy(&magic, s->raw + at, sizeof(magic));
+        size_t size = s->raw_size - at;
+        if (magic == CAPTURE_PATH_MAGIC && size >= sizeof(struct capture_path))
+                handle_path(e, s->raw + at, size);
+        else if (magic == CAPTURE_IDENTITY_MAGIC && size >= sizeof(struct capture_identity))
+                handle_identity(e, s, s->raw + at, size);
+        else
+                return false;
         return true;
 }
 
@@ -431,7 +457,7 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
                 handle_uring(e, &s, d);
                 return;
         }
-        if (d->kind == EVENT_SYS_EXIT && handle_path(e, &s, d))
+        if (d->kind == EVENT_SYS_EXIT && handle_told(e, &s, d))
                 return;
         if (d->kind == EVENT_PROC_EXIT || d->kind == EVENT_PROC_EXEC) {
                 struct thread *leader = thread_find(&e->threads, s.pid);

@@ -16,13 +16,23 @@
 #include "inflight.h"
 #include "request.h"
 
+/* What names a process after it is gone, as the kernel said it at its first record. */
+struct proc_identity {
+        uint64_t start_time; /* CLOCK_BOOTTIME ns: which process of its pid it is */
+        uint32_t ns_pid;     /* in its own pid namespace */
+        const char *cgroup;  /* its cgroup v2 path, cgroup_len bytes; NULL: not known */
+        size_t cgroup_len;
+};
+
 struct proc {
         uint32_t pid; /* 0: empty slot */
         char comm[16];
-        /* looked up once, at its first call: what names it after it is gone ("" when not known) */
+        /* told by the kernel at its first record, or else read from /proc then, if the process there is still the
+         * one that made the record: what names it after it is gone ("" when not known) */
         char unit[UNIT_NAME_MAX];
         char cgroup[CGROUP_PATH_MAX];
         uint32_t ns_pid; /* in its own pid namespace, where that is not pid (a container's); else 0 */
+        uint64_t start_time; /* CLOCK_BOOTTIME ns, as the kernel told it; 0: not told */
         struct inflight_owner aio, uring; /* its requests in each source's table */
         uint64_t forgotten;    /* submits not tracked (unreadable) or evicted: explains completions not found */
         uint64_t unidentified; /* completions that could not be read: explains requests never seen reaped */
@@ -49,6 +59,7 @@ static inline uint32_t proc_in_flight(const struct proc *p) {
 struct procs {
         struct id_table table; /* struct proc by pid */
         const char *proc_root; /* where a new process's cgroup and pid namespace are read; NULL: not read */
+        uint64_t unidentified; /* processes whose cgroup and own pid could not be told */
         /* Processes whose open files are still to be looked at (fdpath_prime), a few of each at a time, after
          * each drain: a process with thousands of files, forked hundreds of times, costs the other processes'
          * records nothing. */
@@ -60,10 +71,14 @@ int procs_init(struct procs *ps, const char *proc_root);
 void procs_done(struct procs *ps);
 
 struct proc *procs_find(struct procs *ps, uint32_t pid);
-/* The process of pid, new (named comm, its cgroup, unit and pid namespace read, its interval begun at
- * interval_start, queued to have its files looked at when prime) when not known yet; NULL without memory.
- * Pointers into the table stay valid until the next procs_get() or procs_remove(). */
-struct proc *procs_get(struct procs *ps, uint32_t pid, const char *comm, uint64_t interval_start, bool prime);
+/* The process of pid, new (named comm, its interval begun at interval_start, queued to have its files looked at
+ * when prime) when not known yet; NULL without memory.  A new one's cgroup, unit and pid namespace are id's, or
+ * with none, read from /proc if the process there started before its record at record_time (CLOCK_MONOTONIC),
+ * else not known (counted).  Pointers into the table stay valid until the next procs_get() or procs_remove(). */
+struct proc *procs_get(struct procs *ps, uint32_t pid, const char *comm, uint64_t interval_start, bool prime,
+                       const struct proc_identity *id, uint64_t record_time);
+/* What names p, as the kernel told it (a process whose identity was not known yet). */
+void procs_identify(struct proc *p, const struct proc_identity *id);
 void procs_remove(struct procs *ps, struct proc *p);
 /* fn for every process; one for which it returns true is removed (its histogram freed). */
 void procs_filter(struct procs *ps, bool (*fn)(struct proc *p, void *userdata), void *userdata);

@@ -12,13 +12,32 @@
 
 /* ---- processes ---- */
 
-struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm, uint64_t time) {
+static struct proc *get_proc(struct tracker *t, uint32_t pid, const char *comm, uint64_t time,
+                             const struct proc_identity *id) {
         /* its interval: the one in progress, or, before the first, from its first record */
         uint64_t start = t->next_summary ? t->next_summary - t->opt.summary_interval_ns : time;
-        struct proc *p = procs_get(&t->procs, pid, comm, start, t->opt.paths && t->opt.paths_by_identity);
+        uint64_t unidentified = t->procs.unidentified;
+        struct proc *p = procs_get(&t->procs, pid, comm, start, t->opt.paths && t->opt.paths_by_identity, id, time);
         if (!p)
                 t->stats->no_memory++;
+        t->stats->unidentified += t->procs.unidentified - unidentified;
         return p;
+}
+
+struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm, uint64_t time) {
+        return get_proc(t, pid, comm, time, NULL);
+}
+
+void tracker_identity(struct tracker *t, uint32_t pid, const struct proc_identity *id, uint64_t time) {
+        struct proc *p = procs_find(&t->procs, pid);
+        /* another process of the same pid: the one before is gone, though its end was not seen (lost) */
+        if (p && p->start_time && id->start_time && p->start_time != id->start_time)
+                tracker_process_end(t, pid, time, END_EXIT);
+        p = procs_find(&t->procs, pid);
+        if (!p)
+                (void) get_proc(t, pid, NULL, time, id);
+        else if (!p->start_time)
+                procs_identify(p, id);
 }
 
 void tracker_prime(struct tracker *t) {

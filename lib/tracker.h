@@ -111,6 +111,9 @@ void tracker_foreach_process(struct tracker *t,
 /* The process of pid, new when not known yet, its record at `time` (counted no_memory when there is no room:
  * NULL). */
 struct proc *tracker_proc(struct tracker *t, uint32_t pid, const char *comm, uint64_t time);
+/* The process of pid as the kernel told it before its thread's first record: a process of that pid not yet known,
+ * or known with no identity yet, takes it; one known as another (another start) has ended. */
+void tracker_identity(struct tracker *t, uint32_t pid, const struct proc_identity *id, uint64_t time);
 /* A slot in the list of requests ended by the call being handled, or NULL (counted no_memory). */
 struct request *tracker_pending(struct tracker *t);
 /* A request's end counted: in the stats, its process's interval and its file's. */

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <linux/aio_abi.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -965,6 +966,44 @@ static void run_reaper_first(void) {
         do_destroy(ctx);
 }
 
+/* One read of 512 bytes of DIR/one.dat, then the end: a process gone before a tracer's next look.  Prints its pid
+ * as it sees it, and the time (CLOCK_MONOTONIC ns) after its last call. */
+static void run_one_request(void) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/one.dat", dir);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        static char buf[512];
+        if (fd < 0 || pwrite(fd, buf, sizeof(buf), 0) != (ssize_t) sizeof(buf))
+                die(path);
+        aio_context_t ctx = 0;
+        struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t) fd,
+                           .aio_buf = (uintptr_t) buf, .aio_nbytes = sizeof(buf) };
+        struct iocb *pp[1] = { &cb };
+        struct io_event ev;
+        if (syscall(SYS_io_setup, 1, &ctx) < 0 || syscall(SYS_io_submit, ctx, 1, pp) != 1 ||
+            syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1 || ev.res != (int64_t) sizeof(buf))
+                die("one request");
+        syscall(SYS_io_destroy, ctx);
+        printf("pid=%d end=%" PRIu64 "\n", getpid(), mono_ns());
+}
+
+/* The rest of the run in a child that has pid `pid` in this pid namespace and 1 in a new one of its own (a
+ * process that takes the pid of one just gone, in another namespace): the parent waits, and exits as it did. */
+static void become_pid(pid_t pid) {
+        pid_t tids[2] = { 1, pid }; /* the innermost namespace's first */
+        struct clone_args args = { .flags = CLONE_NEWPID, .exit_signal = SIGCHLD, .set_tid = (uintptr_t) tids,
+                                   .set_tid_size = 2 };
+        long child = syscall(SYS_clone3, &args, sizeof(args));
+        if (child < 0)
+                die("clone3 (--as-pid)");
+        if (child == 0)
+                return;
+        int status;
+        if (waitpid((pid_t) child, &status, 0) < 0)
+                die("waitpid");
+        exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
 /* A tracer started after the process (watched by its pid), or a test, says when it is ready: no sleep is long
  * enough on a loaded machine. */
 static void wait_for_start(const char *start_when) {
@@ -999,6 +1038,8 @@ static void usage(FILE *f) {
                 "                           prints ns a call\n"
                 "  --fan-out N [--open-fds M] with M files open, N children that each make one AIO request\n"
                 "                           (and stay --linger-ms)\n"
+                "  --one-request            one read of DIR/one.dat, then the end (prints pid=N end=NS)\n"
+                "  --as-pid N               run as pid N of this pid namespace, and 1 of a new one (clone3)\n"
                 "Options:\n"
                 "  --truth FILE             where the ground truth goes (/dev/null)\n"
                 "  --dir DIR                where the files are made (/tmp)\n"
@@ -1026,7 +1067,8 @@ int main(int argc, char **argv) {
                 { "bench", required_argument, NULL, 'B' }, { "exec", no_argument, NULL, 'E' }, { "depth", required_argument, NULL, 'D' },
                 { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' },
                 { "getppid", required_argument, NULL, 'G' }, { "fan-out", required_argument, NULL, 'O' },
-                { "open-fds", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' }, {},
+                { "open-fds", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+                { "one-request", no_argument, NULL, '1' }, { "as-pid", required_argument, NULL, 'P' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
@@ -1035,7 +1077,8 @@ int main(int argc, char **argv) {
         unsigned long getppid_calls = 0;
         unsigned race_rounds = 0, reuse_rounds = 0;
         unsigned fan_out = 0, open_fds = 0;
-        bool hold = false, then_exec = false, reaper_first = false;
+        bool hold = false, then_exec = false, reaper_first = false, one_request = false;
+        pid_t as_pid = 0;
         unsigned reaper_thread_rounds = 0, user_reap_rounds = 0;
         int c;
         while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -1115,6 +1158,12 @@ int main(int argc, char **argv) {
                 case 'o':
                         open_fds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
+                case '1':
+                        one_request = true;
+                        break;
+                case 'P':
+                        as_pid = (pid_t) strtol(optarg, NULL, 10);
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -1122,6 +1171,14 @@ int main(int argc, char **argv) {
                         usage(stderr);
                         return 2;
                 }
+        if (as_pid)
+                become_pid(as_pid);
+        if (one_request) {
+                run_one_request();
+                fflush(stdout);
+                usleep(linger_ms * 1000);
+                return 0;
+        }
         if (fan_out || bench_secs)
                 wait_for_start(start_when);
         if (getppid_calls) {
