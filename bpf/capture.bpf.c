@@ -343,6 +343,18 @@ struct new_file {
         __u64 ino;
 };
 
+/* The items of a call past its record's, written CAPTURE_MORE_ITEMS a record. */
+struct more_walk {
+        __u64 base;   /* the user array: iocb pointers, or io_events */
+        __u32 total;  /* items the call has */
+        __u32 first;  /* of the record being filled */
+        __u32 n;      /* in it so far */
+        __u16 kind;   /* CAPTURE_MORE_IOCBS, CAPTURE_MORE_EVENTS */
+        __u16 syscall;
+        __u64 ctx;
+        __u64 enter_time;
+};
+
 struct scratch {
         /* the file identity last found in paths_sent or told on this CPU: no lookup for it next time (one pushed
          * out of the map since is told again once another identity came between) */
@@ -354,6 +366,7 @@ struct scratch {
         struct build b;
         struct glob_state g;
         struct lookup_keys k;
+        struct more_walk more;
         struct capture_iocb_file files[CAPTURE_MAX_ITEMS];
         __u8 buf[SCRATCH_SIZE];
 };
@@ -444,6 +457,7 @@ struct {
 struct loop_ctx {
         __u32 cpu;
         __u32 set;
+        void *ctx; /* the program's context, for a record written from a bpf_loop() callback */
 };
 
 static __always_inline struct scratch *scratch_of(const struct loop_ctx *l) {
@@ -1249,6 +1263,88 @@ static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, _
         return 0;
 }
 
+#define MORE_HEAD (CAPTURE_EXIT_RAW_SIZE + sizeof(struct capture_more))
+_Static_assert(MORE_HEAD + CAPTURE_MORE_ITEMS * sizeof(struct capture_more_iocb) <= CAPTURE_MAX_BYTES,
+               "a record of more iocbs fits");
+
+/* The record of more items filled so far, written. */
+static __always_inline void more_output(struct loop_ctx *l, struct scratch *s, __u32 item_size) {
+        struct more_walk *m = &s->more;
+        put_common(s->buf, exit_tp_id[AIO_IO_SUBMIT]);
+        *(__s32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET) = -1;
+        *(__u32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (s->buf + CAPTURE_EXIT_RET_OFFSET) = 0;
+        struct capture_more *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
+        h->magic = CAPTURE_MORE_MAGIC;
+        h->kind = m->kind;
+        h->syscall = m->syscall;
+        h->first = m->first;
+        h->n = m->n;
+        h->ctx = m->ctx;
+        h->enter_time = m->enter_time;
+        __u32 size = MORE_HEAD + (m->n & (CAPTURE_MORE_ITEMS * 2 - 1)) * item_size;
+        count(CAPTURE_CNT_RECORDS);
+        output(l->ctx, s->buf, size & (OFF_LIMIT - 1));
+        m->first += m->n;
+        m->n = 0;
+}
+
+/* One more item: an iocb (with the file its fd names) or an io_event, into the record being filled. */
+static long more_step(__u32 i __attribute__((unused)), void *ctx) {
+        struct loop_ctx *l = ctx;
+        struct scratch *s = scratch_of(l);
+        if (!s)
+                return 1;
+        struct more_walk *m = &s->more;
+        __u32 index = m->first + m->n, n = m->n & (CAPTURE_MORE_ITEMS - 1);
+        if (index >= m->total)
+                return 1;
+        if (m->kind == CAPTURE_MORE_IOCBS) {
+                struct capture_more_iocb *it =
+                        (void *) (s->buf + ((MORE_HEAD + n * sizeof(struct capture_more_iocb)) & (OFF_LIMIT - 1)));
+                it->valid = 0;
+                it->reserved = 0;
+                it->file.fd = ~0u;
+                it->file.mnt_id = 0;
+                it->file.ino = 0;
+                if (bpf_probe_read_user(&it->ptr, 8, (const void *) (m->base + (__u64) index * 8)) != 0)
+                        it->ptr = 0;
+                else if (bpf_probe_read_user(it->iocb, IOCB_SIZE, (const void *) it->ptr) == 0) {
+                        it->valid = IOCB_SIZE;
+                        file_identity(s, *(__u32 *) (it->iocb + IOCB_FD_OFFSET), &it->file, 0);
+                }
+        } else {
+                __u8 *ev = s->buf + ((MORE_HEAD + n * IO_EVENT_SIZE) & (OFF_LIMIT - 1));
+                if (bpf_probe_read_user(ev, IO_EVENT_SIZE, (const void *) (m->base + (__u64) index * IO_EVENT_SIZE)))
+                        m->total = index; /* the rest cannot be read either: the call's record said as many */
+        }
+        if (index < m->total)
+                m->n++;
+        if (m->n && (m->n == CAPTURE_MORE_ITEMS || index + 1 >= m->total))
+                more_output(l, s, m->kind == CAPTURE_MORE_IOCBS ? sizeof(struct capture_more_iocb) : IO_EVENT_SIZE);
+        return 0;
+}
+
+static __noinline int more_walk(struct loop_ctx *l) {
+        bpf_loop(65536, more_step, l, 0);
+        return 0;
+}
+
+/* The iocbs or io_events of a call past the `first` its record holds, after it, in records of their own (a call's
+ * items are at most its context's size, which aio-max-nr bounds). */
+static __always_inline void send_more(struct loop_ctx *l, int sc, const __u64 *args, long ret, __u32 first,
+                                      __u64 enter_time) {
+        struct scratch *s = scratch_of(l);
+        if (!s || ret <= first)
+                return;
+        int submit = sc == AIO_IO_SUBMIT;
+        s->more = (struct more_walk) { .base = submit ? args[2] : args[3], .total = (__u32) ret, .first = first,
+                                       .kind = submit ? CAPTURE_MORE_IOCBS : CAPTURE_MORE_EVENTS,
+                                       .syscall = (__u16) sc, .ctx = args[0], .enter_time = enter_time };
+        s->b.last_fd = ~0u;
+        more_walk(l);
+}
+
 /* One level of a cgroup's path, walked up from the thread's cgroup to the daemon's cgroup root: its name before
  * what was built so far (a kernfs node's name, up to NAME_MAX, read into the slack past the path first, for its
  * length). */
@@ -1342,10 +1438,20 @@ static __always_inline void identity_once(void *ctx, struct loop_ctx *l, struct 
 
 /* io_submit: each iocb the captured pointers name, and for vectored ops the iovec array it names.  `typed`: the
  * files read through bpf_rdonly_cast. */
+/* Whether the record has room for bytes more of the caller's memory, with the file table of the iocbs seen so far
+ * (n of them), which comes last. */
+static __always_inline int room_for(const struct scratch *s, __u32 bytes, __u32 n) {
+        return s->b.off + SEG_HDR + bytes + n * sizeof(struct capture_iocb_file) <= CAPTURE_MAX_BYTES;
+}
+
 static __always_inline long iocb_step_as(__u32 i, void *ctx, const int typed) {
         struct scratch *s = scratch_of(ctx);
         if (!s || i >= s->b.n || (i + 1) * 8 > s->b.ptrs_valid)
                 return 1;
+        if (!room_for(s, IOCB_SIZE, i + 1)) {
+                s->b.flags |= CAPTURE_F_BOUNDED; /* the rest in records of their own (send_more) */
+                return 1;
+        }
         __u64 ptr = *(__u64 *) (s->buf + ((s->b.ptrs_off + i * 8) & (OFF_LIMIT - 1)));
         struct capture_iocb_file *cf = &s->files[i & (CAPTURE_MAX_ITEMS - 1)];
         struct capture_file *file = &cf->file;
@@ -1388,11 +1494,11 @@ static __always_inline long iocb_step_as(__u32 i, void *ctx, const int typed) {
         __u64 iov = *(__u64 *) (cb + IOCB_BUF_OFFSET), n_iov = *(__u64 *) (cb + IOCB_NBYTES_OFFSET);
         if (n_iov == 0)
                 return 0;
-        if (n_iov * IOVEC_SIZE >= LEN_LIMIT) {
+        if (n_iov * IOVEC_SIZE >= LEN_LIMIT || !room_for(s, (__u32) n_iov * IOVEC_SIZE, i + 1)) {
                 s->b.flags |= CAPTURE_F_BOUNDED;
                 return 0;
         }
-        put_segment(s, iov, (__u32) n_iov * IOVEC_SIZE); /* out of room: marked bounded, go on */
+        put_segment(s, iov, (__u32) n_iov * IOVEC_SIZE);
         return 0;
 }
 
@@ -1575,10 +1681,18 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc, const int typed
         if (!(s->b.flags & CAPTURE_F_NO_ARGS) &&
             (sc == AIO_IO_SUBMIT || sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS))
                 capture_ring(s, a.args[0], sc != AIO_IO_SUBMIT && ret > 0 ? (__u32) ret : 0);
+        /* the iocbs the record holds (their file table has room: each took it), or its events */
+        __u32 held = sc == AIO_IO_SUBMIT ? s->b.n_files : ret > 0 ? bounded(s, (__u64) ret) : 0;
         if (sc == AIO_IO_SUBMIT)
                 put_files(s);
         put_header(s, a.args, enter_time, enter_cpu, entered ? ts->comm : 0);
         output(ctx, s->buf, s->b.off & (OFF_LIMIT - 1));
+        /* what the record could not hold, in records of their own */
+        if (ret > held && !(s->b.flags & CAPTURE_F_NO_ARGS) &&
+            (sc == AIO_IO_SUBMIT || sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS)) {
+                l.ctx = ctx;
+                send_more(&l, sc, a.args, ret, held, enter_time);
+        }
         return NEUTRAL;
 }
 

@@ -20,11 +20,13 @@
 
 #ifdef __bpf__
 #include <linux/types.h>
+typedef __u8 capture_u8;
 typedef __u16 capture_u16;
 typedef __u32 capture_u32;
 typedef __u64 capture_u64;
 #else
 #include <stdint.h>
+typedef uint8_t capture_u8;
 typedef uint16_t capture_u16;
 typedef uint32_t capture_u32;
 typedef uint64_t capture_u64;
@@ -131,6 +133,31 @@ struct capture_path {
         capture_u32 mnt_id;
         capture_u32 reserved;
         capture_u64 ino;
+};
+
+/* Past the iocbs (io_submit) or io_events (io_getevents) a call's record holds (max_iocbs_per_call, at most
+ * CAPTURE_MAX_ITEMS), the rest in records of their own, after it, CAPTURE_MORE_ITEMS a record: so that a program cannot hide its requests, or
+ * the files they use, by batching.  An exit record of io_submit (its tracepoint id) whose capture is this instead
+ * of a struct capture_header, then n items: struct capture_more_iocb each, or the io_events as they are. */
+#define CAPTURE_MORE_MAGIC 0x45524f4du /* "MORE" little-endian */
+#define CAPTURE_MORE_ITEMS 256
+#define CAPTURE_MORE_IOCBS 1
+#define CAPTURE_MORE_EVENTS 2
+struct capture_more {
+        capture_u32 magic;
+        capture_u16 kind;     /* CAPTURE_MORE_IOCBS or CAPTURE_MORE_EVENTS */
+        capture_u16 syscall;  /* enum aio_syscall: the call they are of */
+        capture_u32 first;    /* the index of the first item in the call's array */
+        capture_u32 n;
+        capture_u64 ctx;        /* the call's AIO context */
+        capture_u64 enter_time; /* the call's enter (CLOCK_MONOTONIC ns), 0 if not known */
+};
+struct capture_more_iocb {
+        capture_u64 ptr;   /* where the iocb is */
+        capture_u32 valid; /* bytes of it that could be read: 0 or IOCB_SIZE */
+        capture_u32 reserved;
+        capture_u8 iocb[IOCB_SIZE];
+        struct capture_file file; /* what its fd named during the call (mnt_id 0: not known) */
 };
 
 /* The process a thread belongs to, as the kernel knows it at the thread's first record (written just before

@@ -112,14 +112,10 @@ static void submit_one(struct tracker *t, struct proc *p, const struct aio_call 
                 p->iv.inflight_max = proc_in_flight(p);
 }
 
-static void match_submit(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t generation) {
-        if (call->ret <= 0)
-                return;
-        /* begun before tracing: when its requests started is not known, nor then their latency */
-        uint64_t accepted = (uint64_t) call->ret;
-        uint64_t read = call->enter_seen ? MIN(accepted, (uint64_t) call->n_items) : 0;
-        for (uint64_t i = 0; i < read; i++) {
-                const struct iocb_info *cb = &call->iocbs[i];
+static void submit_items(struct tracker *t, struct proc *p, const struct aio_call *call, const struct iocb_info *cbs,
+                         uint64_t n, uint64_t generation) {
+        for (uint64_t i = 0; i < n; i++) {
+                const struct iocb_info *cb = &cbs[i];
                 bool trusted = cb->state == MEM_OK && cb->addr_state == MEM_OK;
                 p->iv.submitted[request_op_index(cb->opcode, trusted)]++;
                 if (trusted)
@@ -127,7 +123,16 @@ static void match_submit(struct tracker *t, struct proc *p, const struct aio_cal
                 else
                         p->forgotten++; /* its completion will not be found: that is why */
         }
-        /* beyond max_iocbs_per_call: submitted, not tracked */
+}
+
+static void match_submit(struct tracker *t, struct proc *p, const struct aio_call *call, uint64_t generation) {
+        if (call->ret <= 0)
+                return;
+        /* begun before tracing: when its requests started is not known, nor then their latency */
+        uint64_t accepted = (uint64_t) call->ret;
+        uint64_t read = call->enter_seen ? MIN(accepted, (uint64_t) call->n_items) : 0;
+        submit_items(t, p, call, call->iocbs, read, generation);
+        /* beyond max_iocbs_per_call: submitted, not tracked (unless the capture's records of them follow) */
         p->iv.submitted[REQ_OPS - 1] += accepted - read;
         p->forgotten += accepted - read;
 }
@@ -189,6 +194,26 @@ static void match_reap(struct tracker *t, struct proc *p, struct aio_call *call)
                 reap_one(t, p, call, &call->events[i], false);
         if (call->n_wanted > call->n_items)
                 p->unidentified += call->n_wanted - call->n_items;
+}
+
+void aio_requests_more(struct tracker *t, const struct aio_call *call, struct iocb_info *cbs,
+                       struct event_info *evs, size_t n, uint64_t generation) {
+        struct proc *p = procs_find(&t->procs, call->pid);
+        if (!p)
+                return; /* its call's record was lost: nothing counted them */
+        if (cbs) {
+                /* counted by their call's record as submitted and not tracked: tracked now */
+                uint64_t untracked = MIN(MIN((uint64_t) n, p->iv.submitted[REQ_OPS - 1]), p->forgotten);
+                p->iv.submitted[REQ_OPS - 1] -= untracked;
+                p->forgotten -= untracked;
+                submit_items(t, p, call, cbs, untracked, generation);
+                return;
+        }
+        /* counted by their call's record as reaped and not read */
+        n = MIN(n, p->unidentified);
+        p->unidentified -= n;
+        for (size_t i = 0; i < n; i++)
+                reap_one(t, p, call, &evs[i], false);
 }
 
 static void match_cancel(struct tracker *t, struct proc *p, struct aio_call *call) {

@@ -23,3 +23,9 @@ void aio_requests_call(struct tracker *t, struct aio_call *call, uint64_t genera
  * False when no request in flight is its (yet). */
 bool aio_requests_ring_event(struct tracker *t, uint32_t pid, uint64_t ctx, const struct io_event *ev, bool reaped,
                              uint64_t time);
+
+/* What a call's record could not hold, from the capture's records of their own after it (CAPTURE_MORE_MAGIC): its
+ * iocbs past the record's (cbs), submitted as its own were, or the io_events (evs) reaped, in place of the counts
+ * of them its record left as not tracked.  call: the call they are of (pid, tid, context, times). */
+void aio_requests_more(struct tracker *t, const struct aio_call *call, struct iocb_info *cbs,
+                       struct event_info *evs, size_t n, uint64_t generation);

@@ -61,7 +61,10 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
         e->lost_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_per_ring));
         e->lost_noted = calloc(n_rings ? n_rings : 1, sizeof(*e->lost_noted));
         e->samples_per_ring = calloc(n_rings ? n_rings : 1, sizeof(*e->samples_per_ring));
-        if (!e->cursors || !e->heap || !e->lost_per_ring || !e->lost_noted || !e->samples_per_ring)
+        e->more_iocbs = calloc(CAPTURE_MORE_ITEMS, sizeof(*e->more_iocbs));
+        e->more_events = calloc(CAPTURE_MORE_ITEMS, sizeof(*e->more_events));
+        if (!e->cursors || !e->heap || !e->lost_per_ring || !e->lost_noted || !e->samples_per_ring ||
+            !e->more_iocbs || !e->more_events)
                 goto fail;
         if (thread_table_init(&e->threads, 1024) < 0)
                 goto fail;
@@ -99,6 +102,10 @@ void engine_done(struct engine *e) {
         free(e->lost_noted);
         e->lost_noted = NULL;
         free(e->samples_per_ring);
+        free(e->more_iocbs);
+        free(e->more_events);
+        e->more_iocbs = NULL;
+        e->more_events = NULL;
         e->cursors = NULL;
         e->lost_per_ring = NULL;
         e->samples_per_ring = NULL;
@@ -320,8 +327,49 @@ static void handle_identity(struct engine *e, const struct sample *s, const uint
         tracker_identity(&e->tracker, h.pid, &id, s->time);
 }
 
-/* What the capture tells apart from any call, under io_submit's exit: a file's path (CAPTURE_PATH_MAGIC) or a
- * process's identity (CAPTURE_IDENTITY_MAGIC).  True when it was one of them. */
+/* A call's iocbs or io_events past what its record held (max_iocbs_per_call), each decoded as its record's are,
+ * for its requests: the call itself was written with its record. */
+static void handle_more(struct engine *e, const struct sample *s, const uint8_t *at, size_t size) {
+        struct capture_more h;
+        memcpy(&h, at, sizeof(h));
+        size_t item = h.kind == CAPTURE_MORE_IOCBS ? sizeof(struct capture_more_iocb) : IO_EVENT_SIZE;
+        if ((h.kind != CAPTURE_MORE_IOCBS && h.kind != CAPTURE_MORE_EVENTS) || h.n > CAPTURE_MORE_ITEMS ||
+            h.n * item > size - sizeof(h)) {
+                e->stats.bad_captures++;
+                return;
+        }
+        const uint8_t *items = at + sizeof(h);
+        struct aio_call call = { .syscall = h.syscall, .pid = s->pid, .tid = s->tid, .enter_time = h.enter_time,
+                                 .exit_time = s->time, .enter_seen = h.enter_time != 0, .args_known = true,
+                                 .args = { h.ctx } };
+        for (uint32_t i = 0; i < h.n; i++) {
+                if (h.kind == CAPTURE_MORE_EVENTS) {
+                        struct event_info *ev = &e->more_events[i];
+                        *ev = (struct event_info) { .state = MEM_OK };
+                        io_event_decode(ev, items + i * item);
+                        continue;
+                }
+                struct capture_more_iocb it;
+                memcpy(&it, items + i * item, sizeof(it));
+                struct iocb_info *cb = &e->more_iocbs[i];
+                *cb = (struct iocb_info) { .addr = it.ptr, .addr_state = it.ptr ? MEM_OK : MEM_FAULT,
+                                           .state = it.valid == IOCB_SIZE ? MEM_OK : MEM_FAULT,
+                                           .iov_state = MEM_NOT_READ };
+                if (cb->state == MEM_OK)
+                        iocb_decode(cb, it.iocb);
+                cb->file_known = it.file.mnt_id != 0;
+                cb->file_mnt_id = it.file.mnt_id;
+                cb->file_ino = it.file.ino;
+        }
+        bool iocbs = h.kind == CAPTURE_MORE_IOCBS;
+        aio_requests_more(&e->tracker, &call, iocbs ? e->more_iocbs : NULL, iocbs ? NULL : e->more_events, h.n,
+                          e->drains);
+        tracker_flush(&e->tracker);
+}
+
+/* What the capture tells apart from any call, under io_submit's exit: a file's path (CAPTURE_PATH_MAGIC), a
+ * process's identity (CAPTURE_IDENTITY_MAGIC), a call's items past its record's (CAPTURE_MORE_MAGIC).  True when
+ * it was one of them. */
 static bool handle_told(struct engine *e, const struct sample *s, const struct event_desc *d) {
         size_t at = (d->record_size + 7) & ~(size_t) 7;
         uint32_t magic;
@@ -333,6 +381,8 @@ static bool handle_told(struct engine *e, const struct sample *s, const struct e
                 handle_path(e, s->raw + at, size);
         else if (magic == CAPTURE_IDENTITY_MAGIC && size >= sizeof(struct capture_identity))
                 handle_identity(e, s, s->raw + at, size);
+        else if (magic == CAPTURE_MORE_MAGIC && size >= sizeof(struct capture_more))
+                handle_more(e, s, s->raw + at, size);
         else
                 return false;
         return true;

@@ -78,6 +78,8 @@ struct engine {
         struct engine_callbacks cb;
         struct engine_options opt;
         struct aio_call call;
+        struct iocb_info *more_iocbs; /* CAPTURE_MORE_ITEMS: a call's items past its record's */
+        struct event_info *more_events;
         uint64_t processed_up_to;
         uint64_t drains; /* a generation for what is looked up at most once per drain */
         uint32_t select_generation;

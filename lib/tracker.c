@@ -446,9 +446,9 @@ int tracker_init(struct tracker *t, const struct tracker_options *opt, const str
                 t->opt.max_inflight = 1;
         if (!t->opt.max_inflight_per_process)
                 t->opt.max_inflight_per_process = t->opt.max_inflight;
-        /* a call ends at most max_iocbs requests, and its submit may evict or replace as many */
-        /* a call's iocbs submitted again and its events, and what its look at the ring ends */
-        t->pending_cap = 2 * (size_t) MAX(opt->max_iocbs_per_call, 1u) + 2 + CAPTURE_RING_MAX;
+        /* a call ends at most max_iocbs requests (the capture's record of more of its items, CAPTURE_MORE_ITEMS),
+         * and its submit may evict or replace as many; and what its look at the ring ends */
+        t->pending_cap = 2 * (size_t) MAX(MAX(opt->max_iocbs_per_call, 1u), CAPTURE_MORE_ITEMS) + 2 + CAPTURE_RING_MAX;
         t->pending = calloc(t->pending_cap, sizeof(*t->pending));
         t->early = calloc(TRACKER_EARLY_MAX, sizeof(*t->early));
         if (!t->pending || !t->early || procs_init(&t->procs, opt->proc_root) < 0 ||

@@ -56,22 +56,30 @@ struct record {
         size_t len;
 };
 
-static void rec(struct record *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rec(struct record *r, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
-        va_end(ap);
-        if (n > 0)
-                r->len += (size_t) n;
-}
-
 static void rec_flush(struct record *r) {
         pthread_mutex_lock(&truth_lock);
         fwrite(r->buf, 1, r->len, truth);
         fflush(truth);
         pthread_mutex_unlock(&truth_lock);
         r->len = 0;
+}
+
+/* A line into r, which a call's lines share so that they are written together; a call of more than r holds
+ * (--big-submit, one thread) writes what is there first. */
+static void rec(struct record *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rec(struct record *r, const char *fmt, ...) {
+        for (int tries = 0; tries < 2; tries++) {
+                va_list ap;
+                va_start(ap, fmt);
+                int n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
+                va_end(ap);
+                if (n >= 0 && (size_t) n < sizeof(r->buf) - r->len) {
+                        r->len += (size_t) n;
+                        return;
+                }
+                rec_flush(r);
+        }
+        die("a truth line longer than its buffer");
 }
 
 static uint64_t mono_ns(void) {
@@ -966,6 +974,34 @@ static void run_reaper_first(void) {
         do_destroy(ctx);
 }
 
+/* n reads over 4 files in one io_submit, reaped by io_getevents calls of up to n events each: more than a call's
+ * record holds, as a program that batches its requests makes. */
+static void run_big_submit(unsigned n) {
+        aio_context_t ctx = do_setup(n);
+        int fds[4];
+        char name[32];
+        for (unsigned f = 0; f < 4; f++) {
+                snprintf(name, sizeof(name), "big%u.dat", f);
+                fds[f] = open_file(name, 1 << 20);
+        }
+        char *bufs = calloc(n, 512);
+        struct iocb **pp = ptr_array(n);
+        if (!bufs || !pp)
+                die("memory");
+        for (unsigned i = 0; i < n; i++)
+                pp[i] = new_iocb(IOCB_CMD_PREAD, fds[i % 4], bufs + (size_t) i * 512, 512, (int64_t) (i / 4 % 2048) * 512);
+        if (do_submit(ctx, n, pp, n) != (long) n)
+                die("io_submit (big)");
+        struct io_event *ev = calloc(n, sizeof(*ev));
+        for (long want = n; want > 0;) {
+                long r = do_getevents(false, ctx, want, want, ev, NULL);
+                if (r <= 0)
+                        die("io_getevents (big)");
+                want -= r;
+        }
+        do_destroy(ctx);
+}
+
 /* One read of 512 bytes of DIR/one.dat, then the end: a process gone before a tracer's next look.  Prints its pid
  * as it sees it, and the time (CLOCK_MONOTONIC ns) after its last call. */
 static void run_one_request(void) {
@@ -1039,6 +1075,7 @@ static void usage(FILE *f) {
                 "  --fan-out N [--open-fds M] with M files open, N children that each make one AIO request\n"
                 "                           (and stay --linger-ms)\n"
                 "  --one-request            one read of DIR/one.dat, then the end (prints pid=N end=NS)\n"
+                "  --big-submit N           N reads in one io_submit, reaped by io_getevents of up to N each\n"
                 "  --as-pid N               run as pid N of this pid namespace, and 1 of a new one (clone3)\n"
                 "Options:\n"
                 "  --truth FILE             where the ground truth goes (/dev/null)\n"
@@ -1068,7 +1105,8 @@ int main(int argc, char **argv) {
                 { "batch", required_argument, NULL, 'S' }, { "file", required_argument, NULL, 'F' },
                 { "getppid", required_argument, NULL, 'G' }, { "fan-out", required_argument, NULL, 'O' },
                 { "open-fds", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-                { "one-request", no_argument, NULL, '1' }, { "as-pid", required_argument, NULL, 'P' }, {},
+                { "one-request", no_argument, NULL, '1' }, { "as-pid", required_argument, NULL, 'P' },
+                { "big-submit", required_argument, NULL, 'g' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
@@ -1076,7 +1114,7 @@ int main(int argc, char **argv) {
         const char *bench_file = NULL, *start_when = NULL;
         unsigned long getppid_calls = 0;
         unsigned race_rounds = 0, reuse_rounds = 0;
-        unsigned fan_out = 0, open_fds = 0;
+        unsigned fan_out = 0, open_fds = 0, big_submit = 0;
         bool hold = false, then_exec = false, reaper_first = false, one_request = false;
         pid_t as_pid = 0;
         unsigned reaper_thread_rounds = 0, user_reap_rounds = 0;
@@ -1164,6 +1202,9 @@ int main(int argc, char **argv) {
                 case 'P':
                         as_pid = (pid_t) strtol(optarg, NULL, 10);
                         break;
+                case 'g':
+                        big_submit = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -1227,6 +1268,8 @@ int main(int argc, char **argv) {
                 run_idiom(idiom_threads);
         else if (burst)
                 run_burst(burst);
+        else if (big_submit)
+                run_big_submit(big_submit);
         else
                 run_truth();
         /* Stay alive so a reader that runs after the calls can still reach this memory. */

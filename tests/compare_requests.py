@@ -393,6 +393,8 @@ def main():
     ap.add_argument('--summary-only', action='store_true', help='records = [ "summary" ]: no request records')
     ap.add_argument('--files', type=int, default=0,
                     help='summary_files of the daemon, whose file summaries cover one interval')
+    ap.add_argument('--median-gap-ns', type=int, default=LATENCY_MEDIAN_GAP_NS,
+                    help='how much shorter than the workload measured the latencies may be, at the median')
     ap.add_argument('--tids-elsewhere', action='store_true',
                     help='the workload ran in another pid namespace than the daemon: its thread ids are not compared')
     a = ap.parse_args()
@@ -451,7 +453,7 @@ def main():
     print(f'compare-requests: {n} requests, {len(gaps)} latencies (median {median_gap / 1000:.1f} us shorter than '
           f'the workload measured); values: {tally.correct} correct, {tally.marked} marked, {tally.wrong} wrong')
     # a median of a few is one preempted workload thread away from anything: only where there are enough
-    if len(gaps) >= LATENCY_MEDIAN_MIN_SAMPLES and median_gap > LATENCY_MEDIAN_GAP_NS:
+    if len(gaps) >= LATENCY_MEDIAN_MIN_SAMPLES and median_gap > a.median_gap_ns:
         tally.errors.append(f'latencies are {median_gap} ns shorter than the workload measured, at the median')
     return report(tally)
 
