@@ -608,6 +608,11 @@ static __always_inline void cgroup_bits(struct loop_ctx *l, const struct capture
         *ret_cgroup = s->k.cgroup_bits;
 }
 
+/* A thread's verdict: not watched (0), watched, or watched with its requests summed in the kernel
+ * (bpf/summaries.h), no record written. */
+#define WATCHED 1
+#define WATCHED_SUMMED 2
+
 /* Whether the current thread is watched: every class an entry needs must keep its bit.  The verdict is kept
  * per thread for its name, cgroup and uid under one watch generation (an exec forgets it); without task
  * storage it is made every time. */
@@ -621,10 +626,14 @@ static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *t
         if (pidns_ino && !seen_pid_tgid())
                 return 0;
         if (w->all) {
-                /* no verdict to keep, but the exit names the call by the name its enter had */
-                if (ts)
+                /* no verdict to keep, but the exit names the call by the name its enter had, and counts it as
+                 * the enter's verdict says */
+                int verdict = w->all_summed ? WATCHED_SUMMED : WATCHED;
+                if (ts) {
                         __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
-                return 1;
+                        ts->watched = verdict;
+                }
+                return verdict;
         }
         __u64 have = w->bits;
         if (!have)
@@ -654,7 +663,8 @@ static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *t
                 cgroup_bits(l, w, &unit, &cgroup);
                 have &= (~w->need[CAPTURE_CLASS_UNIT] | unit) & (~w->need[CAPTURE_CLASS_CGROUP] | cgroup);
         }
-        int verdict = have != 0;
+        /* summed in the kernel only when every entry that watches it asks for summaries alone */
+        int verdict = !have ? 0 : have & ~w->summed ? WATCHED : WATCHED_SUMMED;
         if (ts) {
                 __builtin_memcpy(ts->comm, comm, GLOB_COMM_SIZE);
                 ts->generation = w->generation;
@@ -745,6 +755,7 @@ static __always_inline struct scratch *record_begin_watched(struct loop_ctx *l) 
  * thread without storage has its enter written as a record of its own. */
 static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_ctx *l);
 static __always_inline void ring_reaped_by_call(__u64 ctx);
+__noinline int sum_ring_last(__u64 ctx);
 
 /* io_uring's calls are written only when asked for (records = "syscalls"): they are many, and the requests
  * say what they did. */
@@ -783,9 +794,12 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         if (ts) {
-                if (!watched(&l, ts))
+                int verdict = watched(&l, ts);
+                if (!verdict)
                         return NEUTRAL;
-                if (sc == AIO_IO_DESTROY)
+                if (sc == AIO_IO_DESTROY && verdict == WATCHED_SUMMED)
+                        sum_ring_last(ctx->args[0]);
+                else if (sc == AIO_IO_DESTROY)
                         ring_at_destroy(ctx, &l);
                 else if ((sc == AIO_IO_GETEVENTS || sc == AIO_IO_PGETEVENTS) && ts->by_call_ctx != ctx->args[0]) {
                         ring_reaped_by_call(ctx->args[0]);
@@ -940,6 +954,8 @@ static __always_inline void capture_ring(struct scratch *s, __u64 ctx, __u32 own
         /* all taken: on to head (past this call's own, which are in its record already) */
         v->next = taken == count && !capped ? head : next;
 }
+
+#include "summaries.h"
 
 /* After a failed read of a whole array: how many of its leading elements can be read, one at a time. */
 static long prefix_step(__u32 i, void *ctx) {
@@ -1422,6 +1438,7 @@ static __noinline int send_identity(void *ctx, struct loop_ctx *l) {
         h->cgroup_len = len;
         h->start_time = bpf_core_field_exists(leader->start_boottime) ? BPF_CORE_READ(leader, start_boottime) : 0;
         h->cgroup_id = kn ? BPF_CORE_READ(kn, id) : 0;
+        bpf_get_current_comm(h->comm, sizeof(h->comm));
         len &= CAPTURE_PATH_MAX - 1;
         bpf_probe_read_kernel(out + CAPTURE_EXIT_RAW_SIZE + sizeof(*h), len, s->pw.buf + pos);
         output(ctx, out, CAPTURE_EXIT_RAW_SIZE + sizeof(*h) + len);
@@ -1614,14 +1631,49 @@ static __always_inline void put_header(struct scratch *s, const __u64 *args, __u
                 bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
-static __always_inline int on_exit(struct exit_ctx *ctx, int sc, const int typed) {
+/* The current thread's verdict, as watched() makes it: a global function, so that a call's exit program keeps
+ * the matching's stack apart from its record's or its counting's. */
+__noinline int thread_verdict(struct thread_state *ts) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        return watched(&l, ts);
+}
+
+/* A call's exit: whether its record is to be written (1), with its thread's state and whether its enter was kept;
+ * 0 when it is not watched, or was summed in the kernel here. */
+static __always_inline int on_exit(struct exit_ctx *ctx, int sc, struct thread_state **ret_ts, int *ret_entered) {
         if (!call_wanted(sc))
-                return NEUTRAL;
+                return 0;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state();
         /* a call whose enter was kept was watched then: its verdict is not made again */
         int entered = ts && ts->args_valid && ts->sc == (__u32) sc;
-        struct scratch *s = entered ? record_begin_watched(&l) : record_begin(&l, ts);
+        int verdict = entered ? (int) ts->watched : thread_verdict(ts);
+        if (!verdict)
+                return 0;
+        if (verdict == WATCHED_SUMMED && ts) {
+                /* counted here, no record: its process's identity still names its summaries */
+                __u64 enter_time = 0;
+                if (entered) {
+                        enter_time = ts->enter_time;
+                        ts->args_valid = 0;
+                } else if (!args_at_exit(ts->args))
+                        return 0;
+                identity_once(ctx, &l, ts);
+                sum_call(ts, sc, ctx->ret, enter_time);
+                return 0;
+        }
+        *ret_ts = ts;
+        *ret_entered = entered;
+        return 1;
+}
+
+/* A watched call's record, written at its exit.  Each syscall's in a function of its own (EXIT()), apart from its
+ * program: the program's frame stays small, and a summed call's counting has the rest of the stack.  `typed`:
+ * io_submit's iocbs' files read through bpf_rdonly_cast. */
+static __always_inline int exit_record(struct exit_ctx *ctx, int sc, struct thread_state *ts, int entered,
+                                       const int typed) {
+        struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
+        struct scratch *s = record_begin_watched(&l);
         if (!s)
                 return NEUTRAL;
         long ret = ctx->ret;
@@ -1744,11 +1796,19 @@ static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_c
         int enter_##name(struct enter_ctx *ctx) {                           \
                 return on_enter(ctx, sc, n_args);                           \
         }
-#define EXIT(name, sc)                                                      \
+#define EXIT_AS(name, prog, sc, typed)                                      \
+        static __noinline int prog##_record(struct exit_ctx *ctx, struct thread_state *ts, int entered) { \
+                return exit_record(ctx, sc, ts, entered, typed);           \
+        }                                                                   \
         SEC("tracepoint/syscalls/sys_exit_" #name)                          \
-        int exit_##name(struct exit_ctx *ctx) {                             \
-                return on_exit(ctx, sc, 1);                                 \
+        int prog(struct exit_ctx *ctx) {                                    \
+                struct thread_state *ts = 0;                                \
+                int entered = 0;                                            \
+                if (on_exit(ctx, sc, &ts, &entered))                        \
+                        prog##_record(ctx, ts, entered);                    \
+                return NEUTRAL;                                             \
         }
+#define EXIT(name, sc) EXIT_AS(name, exit_##name, sc, 1)
 
 ENTER(io_setup, AIO_IO_SETUP, 2)
 ENTER(io_destroy, AIO_IO_DESTROY, 1)
@@ -1770,10 +1830,7 @@ EXIT(io_uring_enter, AIO_IO_URING_ENTER)
 EXIT(io_uring_register, AIO_IO_URING_REGISTER)
 
 /* io_submit's exit for kernels without bpf_rdonly_cast: its iocbs' files' identities through helper calls. */
-SEC("tracepoint/syscalls/sys_exit_io_submit")
-int exit_io_submit_probed(struct exit_ctx *ctx) {
-        return on_exit(ctx, AIO_IO_SUBMIT, 0);
-}
+EXIT_AS(io_submit, exit_io_submit_probed, AIO_IO_SUBMIT, 0)
 
 /* The end of a watched process: sched_process_exit of its last thread (group_dead), and sched_process_exec (its
  * AIO contexts go with its old memory).  Written as the kernel would have written them, for the same reason as
@@ -1833,9 +1890,14 @@ int proc_exit(struct proc_exit_ctx *ctx) {
         if (!ctx->group_dead)
                 return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
-        struct scratch *s = record_begin(&l, thread_state_if_any());
+        int verdict = watched(&l, thread_state_if_any());
         forget_followed((__u32) (seen_pid_tgid() >> 32));
         uring_forget((__u32) (bpf_get_current_pid_tgid() >> 32));
+        /* whatever this last thread's verdict: one lookup, for a process summed in the kernel */
+        sum_process_end(1);
+        if (!verdict)
+                return NEUTRAL;
+        struct scratch *s = record_begin_watched(&l);
         if (!s)
                 return NEUTRAL;
         put_common(s->buf, proc_exit_tp_id);
@@ -1854,6 +1916,7 @@ int proc_exec(struct proc_exec_ctx *ctx) {
         int was = was_watched(ts);
         if (ts)
                 ts->verdict_valid = 0; /* a new name and executable */
+        sum_process_end(0); /* its AIO contexts go with its old memory */
         if (!was)
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
@@ -1953,8 +2016,14 @@ int proc_exit_group(struct enter_ctx *ctx) {
                 return NEUTRAL;
         bpf_map_delete_elem(&ring_owners, &w.tgid);
         bpf_for_each_map_elem(&ring_tails, collect_ring, &w, 0);
-        for (__u32 i = 0; i < RINGS_AT_EXIT && i < w.n; i++)
-                ring_record(ctx, &l, w.ctx[i], ctx->nr);
+        struct thread_state *ts = thread_state_if_any();
+        int summed = ts && ts->watched == WATCHED_SUMMED;
+        for (__u32 i = 0; i < RINGS_AT_EXIT && i < w.n; i++) {
+                if (summed)
+                        sum_ring_last(w.ctx[i]);
+                else
+                        ring_record(ctx, &l, w.ctx[i], ctx->nr);
+        }
         return NEUTRAL;
 }
 
@@ -1971,6 +2040,9 @@ struct uring_owner {
         __u32 tgid;      /* the kernel's */
         __u32 seen_tgid; /* the daemon's pid namespace's */
         __u64 mm;        /* the ring's mm_account */
+        __u64 start_time; /* the owner's start, for its summaries' key */
+        __u32 summed;     /* its requests are summed in the kernel, no record written */
+        __u32 reserved;
 };
 
 struct {
@@ -2027,10 +2099,11 @@ struct {
 
 /* The ring's owner, for its completions: written only when it is new (an update of an LRU map costs more than
  * a lookup, and this runs at every request). */
-static __always_inline void uring_own(__u64 ring, __u32 tgid, __u32 seen_tgid, __u64 mm) {
+static __always_inline void uring_own(__u64 ring, __u32 tgid, __u32 seen_tgid, __u64 mm, int summed) {
         struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
-        if (!owner || owner->tgid != tgid || owner->mm != mm) {
-                struct uring_owner o = { .tgid = tgid, .seen_tgid = seen_tgid, .mm = mm };
+        if (!owner || owner->tgid != tgid || owner->mm != mm || owner->summed != (__u32) summed) {
+                struct uring_owner o = { .tgid = tgid, .seen_tgid = seen_tgid, .mm = mm,
+                                         .start_time = sum_key_now().start_time, .summed = (__u32) summed };
                 __u8 one = 1;
                 bpf_map_update_elem(&uring_owner_tgids, &tgid, &one, BPF_ANY);
                 bpf_map_update_elem(&uring_owners, &ring, &o, BPF_ANY);
@@ -2178,7 +2251,8 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
         struct thread_state *ts;
-        if (!uring_watched(&l, comm, &ts))
+        int verdict = uring_watched(&l, comm, &ts);
+        if (!verdict)
                 return NEUTRAL;
         __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = (__u32) (id >> 32);
@@ -2186,6 +2260,21 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
         if (note && !uring_first(tgid))
                 return NEUTRAL;
         identity_once(ctx, &l, ts);
+        if (verdict == WATCHED_SUMMED && !note) {
+                struct io_ring_ctx *sring = req->ctx;
+                struct capture_sum_key pk = sum_key_now();
+                __u8 op = req->opcode;
+                __u32 op_flags = 0;
+                if ((op < URING_OP_COUNT ? uring_layout[op] : URING_LAYOUT_NONE) == URING_LAYOUT_SYNC)
+                        op_flags = (__u32) ((struct io_sync *) req)->flags;
+                struct sum_uring_args a = { .ring = (__u64) sring, .req = (__u64) req, .user_data = req->cqe.user_data,
+                                            .req_flags = req->flags, .time = bpf_ktime_get_ns(), .pk = pk,
+                                            .tgid = tgid, .op_flags = op_flags, .opcode = op };
+                sum_uring_submit(&a);
+                uring_own((__u64) sring, tgid, pk.pid,
+                          bpf_core_field_exists(sring->mm_account) ? (__u64) sring->mm_account : 0, 1);
+                return NEUTRAL;
+        }
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
@@ -2217,7 +2306,7 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
                 }
         }
         uring_own((__u64) ring, tgid, (__u32) (seen >> 32),
-                  bpf_core_field_exists(ring->mm_account) ? (__u64) ring->mm_account : 0);
+                  bpf_core_field_exists(ring->mm_account) ? (__u64) ring->mm_account : 0, 0);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -2252,6 +2341,16 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         struct io_ring_ctx *typed_ring = (struct io_ring_ctx *) ctx[0];
         if (bpf_core_field_exists(typed_ring->mm_account) && owner->mm != (__u64) typed_ring->mm_account)
                 return NEUTRAL; /* another ring at the address of the owner's */
+        if (owner->summed) {
+                struct io_uring_cqe_head scqe;
+                if (bpf_probe_read_kernel(&scqe, sizeof(scqe), (const void *) ctx[2]) != 0)
+                        return NEUTRAL;
+                struct capture_sum_key pk = { .pid = owner->seen_tgid, .start_time = owner->start_time };
+                struct sum_uring_args a = { .ring = ring, .req = ctx[1], .user_data = scqe.user_data, .res = scqe.res,
+                                            .cflags = scqe.flags, .time = bpf_ktime_get_ns(), .pk = pk };
+                sum_uring_complete(&a);
+                return NEUTRAL;
+        }
         struct io_uring_cqe_head cqe;
         if (bpf_probe_read_kernel(&cqe, sizeof(cqe), (const void *) ctx[2]) != 0)
                 return NEUTRAL;
@@ -2308,7 +2407,8 @@ int uring_failed(__u64 *ctx) {
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         char comm[GLOB_COMM_SIZE] = {};
         struct thread_state *ts;
-        if (!uring_watched(&l, comm, &ts) || !uring_traced())
+        int verdict = uring_watched(&l, comm, &ts);
+        if (!verdict || !uring_traced())
                 return NEUTRAL;
         identity_once(ctx, &l, ts);
         struct io_uring_sqe_head sqe;
@@ -2319,6 +2419,16 @@ int uring_failed(__u64 *ctx) {
         __u64 ring = (__u64) BPF_CORE_READ(req, ctx);
         __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = (__u32) (id >> 32);
+        if (verdict == WATCHED_SUMMED) {
+                /* submitted, and its completion follows */
+                struct capture_sum_key pk = sum_key_now();
+                struct sum_uring_args a = { .ring = ring, .req = (__u64) req, .user_data = sqe.user_data,
+                                            .req_flags = sqe.flags, .time = bpf_ktime_get_ns(), .pk = pk,
+                                            .tgid = tgid, .op_flags = sqe.op_flags, .opcode = sqe.opcode };
+                sum_uring_submit(&a);
+                uring_own(ring, tgid, pk.pid, ring_mm((struct io_ring_ctx *) ring), 1);
+                return NEUTRAL;
+        }
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
@@ -2339,7 +2449,7 @@ int uring_failed(__u64 *ctx) {
                         file_identity(s, u->fd, &u->file, 0); /* rare: no twin for it */
                 }
         }
-        uring_own(ring, tgid, (__u32) (seen >> 32), ring_mm((struct io_ring_ctx *) ring));
+        uring_own(ring, tgid, (__u32) (seen >> 32), ring_mm((struct io_ring_ctx *) ring), 0);
         output(ctx, &r, sizeof(r));
         return NEUTRAL;
 }
@@ -2362,6 +2472,13 @@ int uring_overflow(struct uring_overflow_ctx *ctx) {
         struct uring_owner *owner = uring_owner_of(ring);
         if (!owner || !uring_traced())
                 return NEUTRAL;
+        if (owner->summed) {
+                struct capture_sum_key pk = { .pid = owner->seen_tgid, .start_time = owner->start_time };
+                struct sum_uring_args a = { .ring = ring, .user_data = ctx->user_data, .res = ctx->res,
+                                            .cflags = ctx->cflags, .time = bpf_ktime_get_ns(), .pk = pk, .overflow = 1 };
+                sum_uring_complete(&a);
+                return NEUTRAL;
+        }
         count(CAPTURE_CNT_RECORDS);
         struct {
                 struct uring_overflow_ctx raw;

@@ -16,6 +16,7 @@
 
 #include <linux/aio_abi.h>
 
+#include "hist_bucket.h"
 #include "ops.h"
 
 #ifdef __bpf__
@@ -172,6 +173,7 @@ struct capture_identity {
         capture_u32 cgroup_len; /* 0: not known (outside the daemon's cgroup root, or too long) */
         capture_u64 start_time; /* of the process, CLOCK_BOOTTIME ns: which process of that pid it is */
         capture_u64 cgroup_id;  /* its cgroup v2 id */
+        char comm[16];          /* the thread's name */
 };
 
 /* An iocb's file as the exit found it, and where the kernel said what it used itself (a direct read or
@@ -336,8 +338,56 @@ struct capture_watch {
         capture_u32 n_names;
         capture_u32 uring; /* io_uring's requests are traced; 0: a watched process's are only noted, once */
         capture_u32 uring_calls; /* io_uring_setup, _enter and _register are written too */
-        capture_u32 reserved;
+        capture_u32 all_summed;  /* with all: summed in the kernel (below) */
         capture_u64 bits;                      /* every entry's */
         capture_u64 need[_CAPTURE_CLASS_MAX];  /* the entries with a key of the class */
         capture_u64 follow;                    /* the entries that follow children */
+        capture_u64 summed; /* the entries only summarized: a thread no other entry watches is summed in the kernel */
+};
+
+/* Summaries made in the kernel (bpf/summaries.h), for the threads only summarized: no record per call or request,
+ * but what one process did in one interval, counted as the daemon would count the records (lib/request.c), in
+ * one of two maps (proc_sums_0 and _1, by pid: the daemon flips sum_gen at each interval and takes the other),
+ * and its requests in flight and their latencies in the same histogram layout as the daemon's. */
+#define CAPTURE_SUM_OPS (AIO_OPCODE_MAX + 2) /* each AIO opcode of the table at its own index, and one for the rest */
+#define CAPTURE_MAX_SUM_PROCS 8192           /* processes summed at once (an interval's) */
+#define CAPTURE_MAX_SUM_INFLIGHT 65536       /* requests in flight of summed processes */
+struct capture_sum {
+        capture_u64 submitted[CAPTURE_SUM_OPS];
+        capture_u64 completed[CAPTURE_SUM_OPS];
+        capture_u64 bytes_read;
+        capture_u64 bytes_written;
+        capture_u64 errors;
+        capture_u64 cancelled;
+        capture_u64 abandoned;
+        capture_u64 stale;
+        capture_u64 unmatched;
+        capture_u64 unknown;
+        capture_u64 reaped_in_user_space;
+        capture_u64 submitted_io_uring;
+        capture_u64 cq_overflows;
+        capture_u64 untracked; /* submitted, but not tracked: the map of those in flight was full */
+        capture_u64 inflight_max;
+        capture_u64 lat_count;
+        capture_u64 lat_sum;
+        capture_u64 lat_min;
+        capture_u64 lat_max;
+        capture_u32 buckets[HIST_BUCKETS];
+};
+
+/* A process's summed counts are by its pid as the daemon sees it and its start (CLOCK_BOOTTIME ns, as its
+ * identity says it): a pid reused at once is another's key. */
+struct capture_sum_key {
+        capture_u32 pid;
+        capture_u32 reserved;
+        capture_u64 start_time;
+};
+
+/* A summed process's requests in flight now (its counts across intervals). */
+struct capture_sum_live {
+        capture_u64 inflight;
+        capture_u32 unidentified; /* completions that could not be read: requests never reaped then are unknown */
+        capture_u32 reaps_by_call; /* io_getevents returned completions of it */
+        capture_u32 early;         /* completions held for a submit not seen yet (reaped before it returned) */
+        capture_u32 reserved;
 };

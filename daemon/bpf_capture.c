@@ -12,6 +12,7 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "pidns.h"
@@ -33,6 +34,8 @@ struct bpf_capture {
         struct bpf_link *cgroup_link;       /* counts cgroups made: NULL, the tree is looked at every time */
         struct bpf_link *dio_link;          /* the kernel's own view of an iocb on direct I/O (iomap): NULL, none */
         struct bpf_link *uring_create_link; /* a ring made forgets the owner of one before it at its address */
+        struct capture_sum *sum_values;     /* SUM_BATCH of them, for the interval's summed counts */
+        struct capture_sum one_sum;
         uint64_t cgroups_seen;              /* made when the tree was last looked at */
         unsigned cgroup_looks;
         size_t n_events;
@@ -354,6 +357,7 @@ void bpf_capture_free(struct bpf_capture *c) {
         links[n++] = c->uring_create_link;
         links_destroy(links, n);
         capture__destroy(c->skel);
+        free(c->sum_values);
         free(c->percpu);
         free(c);
 }
@@ -620,9 +624,11 @@ int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char 
         }
         uint32_t old_set = c->set, set = c->generation ? !c->set : 0;
         drop_sets(c, set); /* what a failed reload may have left */
+        bool summed = config_summed_in_kernel(cfg);
         struct capture_watch w = { .all = cfg->n_watch == 0, .generation = c->generation + 1, .set = set,
                                    .uring = cfg->io_uring,
                                    .uring_calls = cfg->io_uring && (cfg->records & RECORD_SYSCALLS),
+                                   .all_summed = summed, .summed = summed ? plan.all : 0,
                                    .bits = plan.all, .follow = plan.follow };
         memcpy(w.need, plan.need, sizeof(w.need));
         for (size_t i = 0; r >= 0 && i < cfg->n_watch; i++)
@@ -691,6 +697,74 @@ void bpf_capture_stop(struct bpf_capture *c) {
         drop_sets(c, 1);
 }
 
+/* The in-flight count of a summed process, from the map the programs keep it in. */
+static uint64_t sum_inflight_of(const struct bpf_capture *c, const struct capture_sum_key *key) {
+        struct capture_sum_live live;
+        return bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.sum_live), key, &live) == 0 ? live.inflight : 0;
+}
+
+/* One map's entries, read and deleted in batches (its keys and values copied out, KEYS a batch). */
+#define SUM_BATCH 32
+static int take_all(struct bpf_capture *c, int fd, bpf_capture_each_sum each, void *userdata) {
+        if (!c->sum_values) {
+                c->sum_values = malloc(SUM_BATCH * sizeof(struct capture_sum));
+                if (!c->sum_values)
+                        return -ENOMEM;
+        }
+        struct capture_sum_key keys[SUM_BATCH];
+        uint32_t batch = 0;
+        int taken = 0;
+        for (bool first = true;; first = false) {
+                __u32 count = SUM_BATCH;
+                int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch, &batch, keys, c->sum_values, &count,
+                                                        NULL);
+                if (r < 0 && errno != ENOENT)
+                        return -errno;
+                for (__u32 i = 0; i < count; i++, taken++)
+                        each(userdata, &keys[i], &c->sum_values[i], sum_inflight_of(c, &keys[i]));
+                if (r < 0) /* ENOENT: no more */
+                        return taken;
+        }
+}
+
+/* One process's entries of one map: by key, or, its start not known, by pid alone. */
+static int take_one(struct bpf_capture *c, int fd, uint32_t pid, uint64_t start_time, bpf_capture_each_sum each,
+                    void *userdata) {
+        struct capture_sum_key key = { .pid = pid, .start_time = start_time }, next;
+        int taken = 0;
+        if (start_time) {
+                if (bpf_map_lookup_and_delete_elem(fd, &key, &c->one_sum) == 0) {
+                        each(userdata, &key, &c->one_sum, sum_inflight_of(c, &key));
+                        taken++;
+                }
+                return taken;
+        }
+        for (const void *prev = NULL; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+                key = next;
+                if (key.pid == pid && bpf_map_lookup_and_delete_elem(fd, &key, &c->one_sum) == 0) {
+                        each(userdata, &key, &c->one_sum, sum_inflight_of(c, &key));
+                        taken++;
+                        prev = NULL; /* the walk starts again: the key it was at is gone */
+                }
+        }
+        return taken;
+}
+
+int bpf_capture_take_sums(struct bpf_capture *c, uint32_t pid, uint64_t start_time, bpf_capture_each_sum each,
+                          void *userdata) {
+        int fds[2] = { bpf_map__fd(c->skel->maps.proc_sums_0), bpf_map__fd(c->skel->maps.proc_sums_1) };
+        if (pid) {
+                int a = take_one(c, fds[0], pid, start_time, each, userdata);
+                int b = take_one(c, fds[1], pid, start_time, each, userdata);
+                return a + b;
+        }
+        /* the programs count into the other map from now on; one that read the old generation a moment ago
+         * finishes its update within microseconds (its tracepoint runs with preemption off) */
+        uint32_t old = __atomic_fetch_xor(&c->skel->bss->sum_gen, 1, __ATOMIC_SEQ_CST) & 1;
+        usleep(1000);
+        return take_all(c, fds[old], each, userdata);
+}
+
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
         uint32_t key = which;
         if (cpu < 0 || cpu >= c->n_possible ||
@@ -755,6 +829,12 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
 
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
         return -EOPNOTSUPP;
+}
+
+int bpf_capture_take_sums(struct bpf_capture *c, uint32_t pid, uint64_t start_time, bpf_capture_each_sum each,
+                          void *userdata) {
+        (void) c, (void) pid, (void) start_time, (void) each, (void) userdata;
+        return 0;
 }
 
 int bpf_capture_refresh_cgroups(struct bpf_capture *c, const struct config *cfg) {

@@ -139,6 +139,20 @@ static int on_select(void *userdata, uint32_t pid, uint32_t tid, const char *com
         return watch_selects(d->config->watch, d->config->n_watch, &f);
 }
 
+static void take_sum(void *userdata, const struct capture_sum_key *key, const struct capture_sum *sum,
+                     uint64_t inflight) {
+        struct daemon *d = userdata;
+        tracker_kernel_sum(&d->engine.tracker, key->pid, key->start_time, sum, inflight, d->engine.processed_up_to);
+}
+
+/* What the capture summed in the kernel, to the tracker: before an interval's summaries, or a process's last. */
+static void on_collect(void *userdata, uint32_t pid, uint64_t start_time) {
+        struct daemon *d = userdata;
+        int r = bpf_capture_take_sums(d->capture, pid, start_time, take_sum, d);
+        if (r < 0)
+                emit_event(d, INFO_NOTE, LOG_ERR, "the counts summed in the kernel could not be read: %s", strerror(-r));
+}
+
 static void on_record(void *userdata, const struct perf_event_header *h) {
         struct daemon *d = userdata;
         dump_record(d->dump, h);
@@ -320,7 +334,7 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
         };
         struct engine_callbacks cb = { .emit = on_emit, .fork = on_fork, .record = d->dump ? on_record : NULL,
                                        .summary = on_summary, .select = d->capture ? NULL : on_select,
-                                       .userdata = d };
+                                       .collect = d->capture ? on_collect : NULL, .userdata = d };
         d->metrics = malloc(sizeof(*d->metrics));
         if (!d->metrics) {
                 snprintf(error, error_size, "metrics: %s", strerror(ENOMEM));

@@ -71,6 +71,7 @@ struct trace_stats {
         uint64_t no_memory;      /* records dropped because the thread table could not grow */
         uint64_t unselectable;   /* records of threads gone before the watch list could be checked for them */
         uint64_t unidentified;   /* processes whose unit, cgroup and own pid could not be told (read afterwards) */
+        uint64_t summed_untracked; /* requests summed in the kernel, submitted but not tracked: its table was full */
         uint64_t ring_seen;      /* completions seen in a context's AIO ring while their request was in flight */
         uint64_t uring_submits;  /* io_uring requests seen submitted */
         uint64_t cq_overflows;   /* io_uring completions that found their CQ ring full (kept or dropped) */

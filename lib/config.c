@@ -787,3 +787,7 @@ void config_free(struct config *c) {
 void config_freep(struct config **c) {
         config_free(*c);
 }
+
+bool config_summed_in_kernel(const struct config *c) {
+        return c->records == RECORD_SUMMARY && !(c->summary_by & SUMMARY_BY_FILE);
+}

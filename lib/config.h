@@ -161,3 +161,6 @@ int config_load(const char *path, struct config **ret, char *error, size_t error
 void config_free(struct config *c);
 void config_freep(struct config **c);
 
+/* Whether the requests of every watched process are only summarized, so that the capture can sum them in the
+ * kernel: records = [ "summary" ], of processes alone. */
+bool config_summed_in_kernel(const struct config *c);

@@ -38,6 +38,11 @@ static void on_file_summary(void *userdata, const struct file_summary *sum) {
         emit(e, &(struct entry) { .kind = ENTRY_FILE_SUMMARY, .time = sum->end, .file_summary = sum });
 }
 
+static void on_collect(void *userdata, uint32_t pid, uint64_t start_time) {
+        struct engine *e = userdata;
+        e->cb.collect(e->cb.userdata, pid, start_time);
+}
+
 /* File summaries are made only when they are written; paths looked up for them or for the requests. */
 static unsigned files_named(unsigned records, unsigned summary_by, unsigned summary_files) {
         return (records & RECORD_SUMMARY) && (summary_by & SUMMARY_BY_FILE) ? summary_files : 0;
@@ -80,7 +85,8 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 .proc_root = e->opt.proc_root,
         };
         struct tracker_callbacks tc = { .request = on_request, .summary = on_summary,
-                                        .file_summary = on_file_summary, .userdata = e };
+                                        .file_summary = on_file_summary, .collect = cb->collect ? on_collect : NULL,
+                                        .userdata = e };
         if (tracker_init(&e->tracker, &to, &tc, &e->stats) < 0)
                 goto fail;
         if (call_ctx_init(&e->cctx, opt->max_iocbs_per_call, &e->stats) < 0)
@@ -267,6 +273,7 @@ static void match_requests(struct engine *e, struct aio_call *call, const struct
 static void handle_exit(struct engine *e, size_t ring, struct thread *th, const struct sample *s,
                         const struct event_desc *d) {
         th->pid = s->pid;
+        th->last_exit_time = s->time;
         struct aio_call *call = &e->call;
         *call = (struct aio_call) {
                 .syscall = d->syscall,
@@ -321,7 +328,10 @@ static void handle_identity(struct engine *e, const struct sample *s, const uint
                 e->stats.bad_captures++;
                 return;
         }
-        struct proc_identity id = { .start_time = h.start_time, .ns_pid = h.ns_pid,
+        char comm[17];
+        memcpy(comm, h.comm, sizeof(h.comm));
+        comm[16] = 0;
+        struct proc_identity id = { .comm = comm, .start_time = h.start_time, .ns_pid = h.ns_pid,
                                     .cgroup = h.cgroup_len ? (const char *) at + sizeof(h) : NULL,
                                     .cgroup_len = h.cgroup_len };
         tracker_identity(&e->tracker, h.pid, &id, s->time);
@@ -339,8 +349,13 @@ static void handle_more(struct engine *e, const struct sample *s, const uint8_t 
                 return;
         }
         const uint8_t *items = at + sizeof(h);
+        /* the call's exit is its record's, which came just before these from the same thread */
+        const struct thread *th = thread_find(&e->threads, s->tid);
+        uint64_t exit_time = th && th->last_exit_time <= s->time && th->last_exit_time >= h.enter_time
+                                     ? th->last_exit_time
+                                     : s->time;
         struct aio_call call = { .syscall = h.syscall, .pid = s->pid, .tid = s->tid, .enter_time = h.enter_time,
-                                 .exit_time = s->time, .enter_seen = h.enter_time != 0, .args_known = true,
+                                 .exit_time = exit_time, .enter_seen = h.enter_time != 0, .args_known = true,
                                  .args = { h.ctx } };
         for (uint32_t i = 0; i < h.n; i++) {
                 if (h.kind == CAPTURE_MORE_EVENTS) {

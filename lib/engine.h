@@ -26,6 +26,9 @@ struct engine_callbacks {
         int (*select)(void *userdata, uint32_t pid, uint32_t tid, const char *comm);
         /* optional: every process's summary, whether or not summaries are recorded (the daemon's metrics) */
         void (*summary)(void *userdata, const struct proc_summary *s);
+        /* optional: the counts summed in the kernel to hand to the tracker (tracker_kernel_sum) now: every
+         * process's (pid 0), or one's at its end */
+        void (*collect)(void *userdata, uint32_t pid, uint64_t start_time);
         void *userdata;
 };
 

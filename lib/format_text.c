@@ -294,7 +294,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "in_flight", s->in_flight },
                 { "bad_records", s->bad_records }, { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },     { "unselectable", s->unselectable },
-                { "unidentified", s->unidentified },
+                { "unidentified", s->unidentified }, { "summed_untracked", s->summed_untracked },
                 { "ring_seen", s->ring_seen },       { "uring_submits", s->uring_submits },
                 { "cq_overflows", s->cq_overflows },
                 { "remote_reads", s->remote_reads }, { "skipped_reads", s->skipped_reads },

@@ -8,13 +8,7 @@ void histogram_reset(struct histogram *h) {
 }
 
 unsigned histogram_bucket_of(uint64_t v) {
-        if (v < HIST_SUB)
-                return (unsigned) v;
-        unsigned top = 63u - (unsigned) __builtin_clzll(v); /* v lies in [2^top, 2^(top+1)) */
-        if (top >= HIST_MAX_BITS)
-                return HIST_BUCKETS - 1;
-        unsigned shift = top - HIST_SUB_BITS;
-        return HIST_SUB + (top - HIST_SUB_BITS) * HIST_SUB + (unsigned) ((v >> shift) - HIST_SUB);
+        return hist_bucket_of(v);
 }
 
 void histogram_bucket_range(unsigned b, uint64_t *ret_low, uint64_t *ret_high) {

@@ -4,15 +4,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Latencies in a log-linear histogram, as HdrHistogram keeps them: values below 2^HIST_SUB_BITS ns exactly, and
- * every power of two above split into 2^HIST_SUB_BITS buckets of equal width.  A bucket is at most 1/64 of its
- * lowest value wide, and a percentile is reported as its bucket's middle, so it is within 1/128 (0.8 %) of the
- * exact nearest-rank percentile of the recorded values.  The max is kept exactly; values past 2^HIST_MAX_BITS ns
- * (18 minutes) fall in the last bucket. */
-#define HIST_SUB_BITS 6
-#define HIST_MAX_BITS 40
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_BUCKETS (HIST_SUB + (HIST_MAX_BITS - HIST_SUB_BITS) * HIST_SUB)
+#include "hist_bucket.h"
+
+/* Latencies in a log-linear histogram (its buckets: bpf/hist_bucket.h, which the capture's summaries made in the
+ * kernel share).  A bucket is at most 1/64 of its lowest value wide, and a percentile is reported as its bucket's
+ * middle, so it is within 1/128 (0.8 %) of the exact nearest-rank percentile of the recorded values.  The max is
+ * kept exactly. */
 
 struct histogram {
         uint64_t count;

@@ -18,6 +18,7 @@
 
 /* What names a process after it is gone, as the kernel said it at its first record. */
 struct proc_identity {
+        const char *comm;    /* a thread's name (16 bytes, NUL-padded), or NULL */
         uint64_t start_time; /* CLOCK_BOOTTIME ns: which process of its pid it is */
         uint32_t ns_pid;     /* in its own pid namespace */
         const char *cgroup;  /* its cgroup v2 path, cgroup_len bytes; NULL: not known */
@@ -39,6 +40,7 @@ struct proc {
         uint64_t link_ring, link_req; /* io_uring: the last request submitted with IOSQE_IO_LINK, and its ring */
         bool reaps_by_call; /* io_getevents returned completions of it: one seen reaped in the ring may be in one */
         uint32_t n_done_in_ring; /* of its AIO requests: completed, seen in the ring, waiting to be known reaped */
+        uint64_t kernel_inflight; /* summed in the kernel: its requests in flight there, as last taken */
         uint64_t interval_start;
         long prime_pos;  /* where the look at its open files goes on (fdpath_prime) */
         uint32_t primed; /* of its files looked at */
@@ -49,7 +51,7 @@ struct proc {
 
 /* Its requests the kernel has not completed yet: those seen completed in the ring only wait to be known reaped. */
 static inline uint32_t proc_in_flight(const struct proc *p) {
-        return p->aio.n + p->uring.n - p->n_done_in_ring;
+        return p->aio.n + p->uring.n - p->n_done_in_ring + (uint32_t) p->kernel_inflight;
 }
 
 #define PROCS_PRIME_QUEUE 4096  /* processes waiting to have their files looked at; past it, they are not */

@@ -20,6 +20,7 @@ struct thread {
         uint32_t enter_cpu;
         int last_tp;      /* tracepoint and perf event id of the newest record processed: */
         uint64_t last_id; /* an event set replaced under a ring doubles records for a moment */
+        uint64_t last_exit_time; /* of its last call's record: the time of the capture's records of more of its items */
         bool comm_known;
         uint8_t selected;           /* the engine's select callback said: 0 not asked, 1 watched, 2 not */
         uint32_t select_generation; /* of the engine's selection it said it for */

@@ -35,7 +35,7 @@ void tracker_identity(struct tracker *t, uint32_t pid, const struct proc_identit
                 tracker_process_end(t, pid, time, END_EXIT);
         p = procs_find(&t->procs, pid);
         if (!p)
-                (void) get_proc(t, pid, NULL, time, id);
+                (void) get_proc(t, pid, id->comm, time, id);
         else if (!p->start_time)
                 procs_identify(p, id);
 }
@@ -259,11 +259,68 @@ static void interval_reset(struct proc *p, uint64_t start) {
         p->interval_start = start;
 }
 
+void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, const struct capture_sum *s,
+                        uint64_t inflight, uint64_t time) {
+        struct proc *p = procs_find(&t->procs, pid);
+        if (p && p->start_time && start_time && p->start_time != start_time)
+                return; /* of a process gone whose end was not seen: its records were lost */
+        if (!p)
+                p = tracker_proc(t, pid, NULL, time);
+        if (!p)
+                return;
+        struct proc_interval *iv = &p->iv;
+        struct trace_stats *st = t->stats;
+        _Static_assert(CAPTURE_SUM_OPS == REQ_OPS, "the kernel's ops are the daemon's");
+        uint64_t completed = 0;
+        for (unsigned i = 0; i < REQ_OPS; i++) {
+                iv->submitted[i] += s->submitted[i];
+                iv->completed[i] += s->completed[i];
+                completed += s->completed[i];
+        }
+        iv->bytes_read += s->bytes_read;
+        iv->bytes_written += s->bytes_written;
+        iv->errors += s->errors;
+        iv->cancelled += s->cancelled;
+        iv->abandoned += s->abandoned;
+        iv->stale += s->stale;
+        iv->unmatched += s->unmatched;
+        iv->unknown += s->unknown;
+        iv->reaped_in_user_space += s->reaped_in_user_space;
+        iv->submitted_io_uring += s->submitted_io_uring;
+        iv->cq_overflows += s->cq_overflows;
+        iv->inflight_max = MAX(iv->inflight_max, (uint32_t) MIN(s->inflight_max, UINT32_MAX));
+        iv->active = true;
+        st->completed += completed;
+        st->cancelled += s->cancelled;
+        st->abandoned += s->abandoned;
+        st->stale += s->stale;
+        st->unmatched += s->unmatched;
+        st->unknown += s->unknown;
+        st->cq_overflows += s->cq_overflows;
+        st->summed_untracked += s->untracked;
+        struct histogram *h = p->latency;
+        if (s->lat_count) {
+                for (unsigned b = 0; b < HIST_BUCKETS; b++)
+                        h->buckets[b] += s->buckets[b];
+                if (h->count == 0 || s->lat_min < h->min)
+                        h->min = s->lat_min;
+                h->max = MAX(h->max, s->lat_max);
+                h->count += s->lat_count;
+                h->sum += s->lat_sum;
+        }
+        p->kernel_inflight = inflight;
+}
+
 void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why) {
         tracker_flush(t);
         release_early(t, pid, UINT64_MAX); /* its threads have all left their calls */
         struct proc *p = procs_find(&t->procs, pid);
         fdpath_forget(&t->paths, pid);
+        if (p && t->cb.collect && why == END_EXIT) {
+                /* what the kernel summed of it, to the end (its requests in flight abandoned there) */
+                t->cb.collect(t->cb.userdata, pid, p->start_time);
+                p = procs_find(&t->procs, pid);
+        }
         if (!p)
                 return;
         abandon_all(t, p, time, why);
@@ -295,7 +352,7 @@ static bool end_interval(struct proc *p, void *userdata) {
         if (p->iv.active) {
                 ie->any = true;
                 emit_summary(ie->t, p, ie->end, false);
-        } else if (p->aio.n + p->uring.n == 0)
+        } else if (p->aio.n + p->uring.n == 0 && p->kernel_inflight == 0)
                 return true;
         interval_reset(p, ie->end);
         return false;
@@ -330,6 +387,8 @@ void tracker_tick(struct tracker *t, uint64_t until) {
         }
         while (until >= t->next_summary) {
                 struct interval_end ie = { .t = t, .end = t->next_summary };
+                if (t->cb.collect)
+                        t->cb.collect(t->cb.userdata, 0, 0);
                 procs_filter(&t->procs, end_interval, &ie);
                 emit_file_summaries(t, t->next_summary, false);
                 t->interval_lost = 0;
@@ -362,6 +421,8 @@ static bool finish_interval(struct proc *p, void *userdata) {
 void tracker_finish(struct tracker *t, uint64_t now) {
         tracker_flush(t);
         release_early(t, 0, UINT64_MAX);
+        if (t->cb.collect)
+                t->cb.collect(t->cb.userdata, 0, 0);
         if (t->opt.summary_interval_ns) {
                 procs_filter(&t->procs, finish_interval, &(struct last_summary) { .t = t, .now = now });
                 emit_file_summaries(t, now, true);

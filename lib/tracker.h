@@ -18,6 +18,9 @@ struct tracker_callbacks {
         void (*request)(void *userdata, const struct request *r);
         void (*summary)(void *userdata, const struct proc_summary *s);
         void (*file_summary)(void *userdata, const struct file_summary *s);
+        /* optional: the counts summed in the kernel, handed over (tracker_kernel_sum) before summaries are made:
+         * every process's at the end of an interval (pid 0), one's at its end */
+        void (*collect)(void *userdata, uint32_t pid, uint64_t start_time);
         void *userdata;
 };
 
@@ -80,6 +83,12 @@ void tracker_flush(struct tracker *t);
 /* A process exited (every request of it abandoned, its last summary written) or exec'd (its contexts are gone
  * with its old memory). */
 void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why);
+
+/* What the capture summed in the kernel for the process of pid (started at start_time, 0 if not known) since it
+ * was last taken, with its requests in flight there now: into its interval in progress, and the stats, as its
+ * records would have been counted. */
+void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, const struct capture_sum *s,
+                        uint64_t inflight, uint64_t time);
 
 /* Records the kernel (or the capture) dropped: the summaries of the interval in progress say so. */
 void tracker_note_lost(struct tracker *t, uint64_t records);

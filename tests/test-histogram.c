@@ -70,6 +70,25 @@ TEST(buckets) {
         CHECK_EQ(histogram_bucket_of(UINT64_MAX), HIST_BUCKETS - 1);
 }
 
+/* The bucket arithmetic the capture shares finds the top bit by halving (BPF has no count of leading zeros): the
+ * same as the compiler's, for every bit and its neighbours. */
+TEST(top_bit) {
+        for (unsigned bit = 0; bit < 64; bit++) {
+                uint64_t v = 1ull << bit;
+                CHECK_EQ(hist_top_bit(v), bit);
+                CHECK_EQ(hist_top_bit(v | (v - 1)), bit);
+                if (bit)
+                        CHECK_EQ(hist_top_bit(v + 1), 63u - (unsigned) __builtin_clzll(v + 1));
+        }
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        for (unsigned i = 0; i < 100000; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                uint64_t v = x >> (x % 64);
+                if (v)
+                        CHECK_EQ(hist_top_bit(v), 63u - (unsigned) __builtin_clzll(v));
+        }
+}
+
 /* Percentiles within 1/128 of the exact nearest-rank ones, on data of several shapes. */
 TEST(percentiles) {
         struct histogram h;
