@@ -549,6 +549,11 @@ int load_config(struct daemon *d) {
                 return r;
         }
         check_metrics_path(d);
+        if (!cached_lookup_available())
+                log_warning("openat2 cannot be had here (a kernel before 5.12, or a seccomp filter such as systemd's "
+                            "RestrictSUIDSGID=): a file's path and a watched executable are looked up as any program "
+                            "does, and a file system that does not answer (a stalled FUSE server, a hung NFS mount) "
+                            "would hold the trace up");
         if (d->config->n_watch == 0)
                 log_warning("%s: no watch list: every process on the host is traced", d->opt.config_path);
         watch_note_absent(d->config->watch, d->config->n_watch, "/proc/self/mountinfo",

@@ -188,14 +188,17 @@ int fdpath_learn(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino, const ch
 void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, uint64_t ino, uint64_t generation,
                         struct path_str **ret_path, enum path_state *ret_state) {
         struct fdpath_file *f = file_slot(c, mnt_id, ino);
-        if (f->path && f->mnt_id == mnt_id && f->ino == ino &&
-            answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation) == 1) {
-                *ret_path = path_str_ref(f->path);
-                *ret_state = PATH_OK;
+        int r = f->path && f->mnt_id == mnt_id && f->ino == ino
+                        ? answer_holds(c, pid, f->path, f->ino, UINT64_MAX, &f->verified, generation)
+                        : 0;
+        if (r == 0) {
+                *ret_path = NULL;
+                *ret_state = PATH_NOT_KNOWN;
                 return;
         }
-        *ret_path = NULL;
-        *ret_state = PATH_NOT_KNOWN;
+        /* No fd to ask /proc about: where the check would wait on a file system, the path it had, marked so. */
+        *ret_path = path_str_ref(f->path);
+        *ret_state = r == 1 ? PATH_OK : PATH_UNVERIFIED;
 }
 
 void fdpath_lookup(struct fdpath_cache *c, uint32_t pid, uint32_t fd, const struct capture_file *captured,

@@ -75,7 +75,8 @@ void fdpath_cache_done(struct fdpath_cache *c);
  * identity, as a path /proc gave would be.  0 or -ENOMEM. */
 int fdpath_learn(struct fdpath_cache *c, uint32_t mnt_id, uint64_t ino, const char *path, size_t len);
 /* The path of a file known by its identity alone (what the kernel used, no fd of pid known to name it): one it
- * was found under before, still naming it (PATH_OK), else PATH_NOT_KNOWN. */
+ * was found under before, still naming it (PATH_OK); PATH_UNVERIFIED where that cannot be checked without
+ * waiting on its file system (or the lookup in the kernel's cache is denied); else PATH_NOT_KNOWN. */
 void fdpath_of_identity(struct fdpath_cache *c, uint32_t pid, uint32_t mnt_id, uint64_t ino, uint64_t generation,
                         struct path_str **ret_path, enum path_state *ret_state);
 /* The path of pid's fd.  With `captured` (the file the kernel saw during the call) the answer is checked

@@ -121,13 +121,40 @@ int resident_kib(size_t *ret_kib) {
         return 0;
 }
 
-int file_identity_cached(int dirfd, const char *path, uint64_t *ret_ino, dev_t *ret_dev) {
+static bool openat2_missing;
+
+bool cached_lookup_available(void) {
+        uint64_t ino;
+        dev_t dev;
+        (void) file_identity_cached(AT_FDCWD, "/", &ino, &dev);
+        return !__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED);
+}
+
+/* An O_PATH fd of path, from the kernel's cache alone; -ENOSYS where openat2 or RESOLVE_CACHED is not had. */
+static int cached_open(int dirfd, const char *path) {
         struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_CACHED };
-        _cleanup_(closep) int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-        if (fd < 0)
-                return errno == ENOSYS || errno == EINVAL ? -EAGAIN : -errno; /* before 5.12: never asked */
+        int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        if (fd >= 0)
+                return fd;
+        if (errno != ENOSYS && errno != EINVAL)
+                return -errno;
+        __atomic_store_n(&openat2_missing, true, __ATOMIC_RELAXED);
+        return -ENOSYS;
+}
+
+int file_identity_cached(int dirfd, const char *path, uint64_t *ret_ino, dev_t *ret_dev) {
+        _cleanup_(closep) int fd = -ENOSYS;
+        if (!__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED)) {
+                fd = cached_open(dirfd, path);
+                if (fd < 0 && fd != -ENOSYS)
+                        return fd;
+        }
+        /* Without openat2 the answer matters more than the wait (an executable not matched, a path not checked,
+         * would go unrecorded or unnamed): an ordinary lookup.  The daemon says so at start. */
         struct statx st;
-        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &st) < 0)
+        int r = fd >= 0 ? statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &st)
+                        : statx(dirfd, path, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO, &st);
+        if (r < 0)
                 return -errno;
         *ret_ino = st.stx_ino;
         *ret_dev = makedev(st.stx_dev_major, st.stx_dev_minor);

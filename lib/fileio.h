@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,5 +33,9 @@ int resident_kib(size_t *ret_kib);
 /* The inode number and device of the file at path (from dirfd), looked up without waiting on any file system: the
  * path only where every component is in the kernel's cache and needs no revalidation (openat2's RESOLVE_CACHED),
  * the attributes as the kernel holds them (AT_STATX_DONT_SYNC).  A stalled FUSE server or a hung NFS mount is
- * never asked: -EAGAIN where the lookup would need to ask a file system, -ENOENT, ... */
+ * never asked: -EAGAIN where the lookup would need to ask a file system, -ENOENT, ...  Where openat2 cannot be
+ * had (see cached_lookup_available), an ordinary lookup, which may wait. */
 int file_identity_cached(int dirfd, const char *path, uint64_t *ret_ino, dev_t *ret_dev);
+/* Whether file_identity_cached can keep from waiting: not before Linux 5.12 (no RESOLVE_CACHED), nor under a
+ * seccomp filter that denies openat2 (systemd's RestrictSUIDSGID=: it cannot read openat2's flags). */
+bool cached_lookup_available(void);

@@ -277,6 +277,18 @@ int main(void) {
         CHECK_EQ(st, PATH_NOT_KNOWN);
         CHECK(p == NULL);
 
+        CASE("a remembered path that cannot be checked without asking its file system: given, marked unverified");
+        /* procfs revalidates its fd entries on every lookup: never all in the cache, as a stalled FUSE mount's */
+        char path_proc[64];
+        int n_proc = snprintf(path_proc, sizeof(path_proc), "/proc/%u/fd/%d", pid, fd_k);
+        CHECK_EQ(fdpath_learn(&c, during_k.mnt_id, during_k.ino + 777, path_proc, (size_t) n_proc), 0);
+        lookups = c.lookups;
+        fdpath_of_identity(&c, pid, during_k.mnt_id, during_k.ino + 777, 26, &p, &st);
+        CHECK_EQ(st, PATH_UNVERIFIED);
+        CHECK_STR(p ? p->s : NULL, path_proc);
+        path_str_unref(p);
+        CHECK_EQ(c.lookups, lookups);
+
         CASE("a path longer than PATH_MAX: said to be, not a closed fd");
         /* 20 levels of 250 characters, made and opened relative to each other */
         char name[251];

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Small files read whole, writes made whole, write locks and who holds them, the limit on open files, the open files and resident
- * memory of the process. */
+ * memory of the process, files looked up without waiting on their file system. */
 #include "fileio.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +157,55 @@ TEST(open_files_and_rss_follow_the_process) {
         volatile char last = touched ? touched[size - 1] : 1; /* read: the stores are not dead */
         CHECK_EQ(last, 1);
         free(touched);
+}
+
+
+/* The identity the lookup from the kernel's cache gives is stat's; and where openat2 is denied (a seccomp filter
+ * as systemd's RestrictSUIDSGID= installs), the same identity from an ordinary lookup, and the lack said. */
+static int identity_matches_stat(const char *dir) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/identity", dir);
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return 10;
+        close(fd);
+        uint64_t ino = 0;
+        dev_t dev = 0;
+        if (file_identity_cached(AT_FDCWD, path, &ino, &dev) != 0)
+                return 11;
+        if (ino != st.st_ino || dev != st.st_dev)
+                return 12;
+        int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ino = 0;
+        if (file_identity_cached(dirfd, "identity", &ino, &dev) != 0 || ino != st.st_ino)
+                return 13;
+        close(dirfd);
+        return file_identity_cached(AT_FDCWD, "/nonexistent/file", &ino, &dev) == -ENOENT ? 0 : 14;
+}
+
+TEST(file_identity_with_and_without_openat2) {
+        CHECK(cached_lookup_available());
+        CHECK_EQ(identity_matches_stat(test_dir), 0);
+        pid_t child = fork();
+        if (child == 0) {
+                struct sock_filter deny_openat2[] = {
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                };
+                struct sock_fprog prog = { .len = sizeof(deny_openat2) / sizeof(deny_openat2[0]),
+                                           .filter = deny_openat2 };
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+                        _exit(2);
+                int r = identity_matches_stat(test_dir);
+                _exit(r ? r : cached_lookup_available() ? 3 : 0);
+        }
+        int status = 0;
+        CHECK(waitpid(child, &status, 0) == child);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_MAIN_IN_DIR("test-fileio")
