@@ -2475,7 +2475,8 @@ int uring_overflow(struct uring_overflow_ctx *ctx) {
         if (owner->summed) {
                 struct capture_sum_key pk = { .pid = owner->seen_tgid, .start_time = owner->start_time };
                 struct sum_uring_args a = { .ring = ring, .user_data = ctx->user_data, .res = ctx->res,
-                                            .cflags = ctx->cflags, .time = bpf_ktime_get_ns(), .pk = pk, .overflow = 1 };
+                                            .cflags = ctx->cflags, .time = bpf_ktime_get_ns(), .pk = pk,
+                                            .tgid = owner->tgid, .overflow = 1 };
                 sum_uring_complete(&a);
                 return NEUTRAL;
         }

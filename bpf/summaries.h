@@ -57,6 +57,7 @@ struct sum_key {
 #define SUM_CANCEL_REQUESTED 0x1 /* io_cancel began cancelling it */
 #define SUM_RING_SEEN 0x2        /* its completion was seen in its AIO ring, while its process reaps by call too */
 #define SUM_CQE_SKIP 0x4         /* io_uring, IOSQE_CQE_SKIP_SUCCESS: no completion comes if it succeeds */
+#define SUM_BY_DATA 0x8          /* io_uring: in sum_by_data too */
 struct sum_req {
         __u64 submit_time;
         __u64 data;      /* aio_data, or user_data */
@@ -90,7 +91,8 @@ struct {
 } sum_early SEC(".maps");
 
 /* io_uring: a request by its ring and user_data, for the completions that name no request (a multishot one's but
- * its last, a zero-copy send's notification, one the CQ ring had no room for). */
+ * its last, a zero-copy send's notification), of the ops that post such (uring_posts_alone): two map updates a
+ * request that the others do without. */
 struct sum_data_key {
         __u64 ring;
         __u64 user_data;
@@ -102,6 +104,36 @@ struct {
         __type(key, struct sum_data_key);
         __type(value, __u64);
 } sum_by_data SEC(".maps");
+
+/* io_uring: a completion that found the CQ ring full names only its user_data.  Held here until its request is
+ * seen again (reused by the kernel, which it is once done, or left at its process's end), and counted then as
+ * that request's end, at the time it ended.  Rare: a program that lets its CQ ring fill. */
+struct sum_overflow {
+        __u64 end_time;
+        __s64 res;
+        __u32 tgid; /* the ring owner's, the kernel's pid */
+        __u32 reserved;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 4096);
+        __type(key, struct sum_data_key);
+        __type(value, struct sum_overflow);
+} sum_overflowed SEC(".maps");
+
+/* How many sum_overflowed holds: while none, no request looks there. */
+__u32 sum_overflows_held = 0;
+
+/* The io_uring ops that may post a completion naming no request: poll_add, recvmsg, timeout, accept, recv,
+ * read_multishot and recv_zc in their multishot forms, uring_cmd (a driver's own), send_zc and sendmsg_zc (the
+ * notification). */
+#define URING_POSTS_ALONE                                                                                  \
+        ((1ull << 6) | (1ull << 10) | (1ull << 11) | (1ull << 13) | (1ull << 27) | (1ull << 46) |          \
+         (1ull << 47) | (1ull << 48) | (1ull << 49) | (1ull << 58))
+static __always_inline int uring_posts_alone(__u8 opcode) {
+        return opcode >= 64 || ((URING_POSTS_ALONE >> (opcode & 63)) & 1);
+}
 
 #define AIO_DIR_ROW(op, n, dir, v) [op] = AIO_DIR_##dir,
 enum { AIO_DIR_NO_DATA, AIO_DIR_READ, AIO_DIR_WRITE };
@@ -219,7 +251,17 @@ static __always_inline void sum_end(struct capture_sum *sum, const struct sum_re
 /* A request that will never be seen ending: abandoned, or unknown where its process had completions that could
  * not be read (it may have been one of them); seen complete in its ring, reaped in user space. */
 static __always_inline void sum_unreaped(struct capture_sum *sum, struct capture_sum_live *live,
-                                         const struct sum_req *r) {
+                                         const struct sum_key *key, const struct sum_req *r) {
+        if (key->kind == SUM_URING && sum_overflows_held) {
+                struct sum_data_key dk = { .ring = key->ctx, .user_data = r->data };
+                struct sum_overflow *o = bpf_map_lookup_elem(&sum_overflowed, &dk);
+                struct sum_overflow held = o ? *o : (struct sum_overflow) {};
+                if (o && held.end_time >= r->submit_time && bpf_map_delete_elem(&sum_overflowed, &dk) == 0) {
+                        __sync_fetch_and_add(&sum_overflows_held, (__u32) -1);
+                        sum_end(sum, r, SUM_COMPLETED, held.res, held.end_time);
+                        return;
+                }
+        }
         if (r->flags & SUM_RING_SEEN) {
                 sum_end(sum, r, SUM_RING, r->ring_res, 0);
         } else if (r->flags & SUM_CQE_SKIP) {
@@ -307,7 +349,7 @@ static long sum_submit_step(__u32 i, void *ctx) {
         struct sum_req *old = bpf_map_lookup_elem(&sum_inflight, &key);
         if (old) {
                 /* the same iocb again: the kernel finished with it, unseen (or reaped from its ring) */
-                sum_unreaped(sum, live, old);
+                sum_unreaped(sum, live, &key, old);
                 *old = r;
         } else if (bpf_map_update_elem(&sum_inflight, &key, &r, BPF_NOEXIST) != 0) {
                 add(&sum->untracked, 1);
@@ -446,7 +488,7 @@ static long sum_forget_one(void *map, struct sum_key *key, struct sum_req *r, st
         if (r->tgid != w->tgid || (w->ctx && (key->kind != SUM_AIO || key->ctx != w->ctx)))
                 return 0;
         if (w->sum)
-                sum_unreaped(w->sum, w->live, r);
+                sum_unreaped(w->sum, w->live, key, r);
         /* the element visited may go: the walk goes on past it */
         if (bpf_map_delete_elem(map, key) == 0 && w->live)
                 __sync_fetch_and_add(&w->live->inflight, (__u64) -1);
@@ -550,10 +592,32 @@ static __always_inline void sum_call(struct thread_state *ts, int sc, long ret, 
         }
 }
 
+/* The completions held for the requests of a process that ended: those no request claimed were of none seen. */
+struct sum_overflow_walk {
+        __u32 tgid;
+        struct capture_sum *sum;
+};
+
+static long sum_overflow_unclaimed(void *map, struct sum_data_key *key, struct sum_overflow *o,
+                                   struct sum_overflow_walk *w) {
+        if (o->tgid != w->tgid)
+                return 0;
+        if (bpf_map_delete_elem(map, key) == 0) {
+                __sync_fetch_and_add(&sum_overflows_held, (__u32) -1);
+                if (w->sum)
+                        sum_end(w->sum, 0, SUM_UNMATCHED, o->res, o->end_time);
+        }
+        return 0;
+}
+
 /* A summed process's end or exec: what it had in flight is abandoned (an exec takes its AIO contexts along). */
 static __always_inline void sum_process_end(int gone) {
         struct capture_sum_key pk = sum_key_now();
         sum_forget((__u32) (bpf_get_current_pid_tgid() >> 32), &pk, 0);
+        if (gone && sum_overflows_held) {
+                struct sum_overflow_walk w = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .sum = sum_of(&pk) };
+                bpf_for_each_map_elem(&sum_overflowed, sum_overflow_unclaimed, &w, 0);
+        }
         if (gone)
                 bpf_map_delete_elem(&sum_live, &pk);
 }
@@ -583,7 +647,7 @@ struct sum_uring_args {
         __u64 req_flags; /* submit: the request's */
         __u64 time;
         struct capture_sum_key pk;
-        __u32 tgid;      /* submit: the kernel's */
+        __u32 tgid;      /* the submitter's, or the ring owner's at an overflow: the kernel's pid */
         __u32 op_flags;  /* submit: the op's own (an fsync's IORING_FSYNC_DATASYNC) */
         __s32 res;       /* complete */
         __u32 cflags;
@@ -604,28 +668,35 @@ __noinline int sum_uring_submit(const struct sum_uring_args *a) {
         __u64 ring = a->ring, req = a->req;
         struct sum_req r = { .submit_time = a->time, .data = a->user_data, .tgid = a->tgid,
                              .op = sum_uring_op(a->opcode, a->op_flags),
-                             .flags = a->req_flags & REQ_F_CQE_SKIP ? SUM_CQE_SKIP : 0 };
+                             .flags = (a->req_flags & REQ_F_CQE_SKIP ? SUM_CQE_SKIP : 0) |
+                                      (uring_posts_alone(a->opcode) ? SUM_BY_DATA : 0) };
         add(&sum->submitted[r.op < CAPTURE_SUM_OPS ? r.op : CAPTURE_SUM_OPS - 1], 1);
         add(&sum->submitted_io_uring, 1);
         struct sum_key key = { .kind = SUM_URING, .ctx = ring, .id = req };
-        struct sum_req *old = bpf_map_lookup_elem(&sum_inflight, &key);
-        if (old) {
+        if (bpf_map_update_elem(&sum_inflight, &key, &r, BPF_NOEXIST) == 0) {
+                inflight_changed(sum, live, 1);
+        } else {
+                struct sum_req *old = bpf_map_lookup_elem(&sum_inflight, &key);
+                if (!old) {
+                        add(&sum->untracked, 1); /* the map is full */
+                        return 0;
+                }
                 /* the kernel reuses a request once it completed: the completion in between was not seen, or
                  * there was none (IOSQE_CQE_SKIP_SUCCESS: it succeeded) */
                 if (old->flags & SUM_CQE_SKIP)
                         add(&sum->completed[old->op < CAPTURE_SUM_OPS ? old->op : CAPTURE_SUM_OPS - 1], 1);
                 else
-                        sum_unreaped(sum, live, old);
-                struct sum_data_key dk = { .ring = ring, .user_data = old->data };
-                bpf_map_delete_elem(&sum_by_data, &dk);
+                        sum_unreaped(sum, live, &key, old);
+                if (old->flags & SUM_BY_DATA) {
+                        struct sum_data_key dk = { .ring = ring, .user_data = old->data };
+                        bpf_map_delete_elem(&sum_by_data, &dk);
+                }
                 *old = r;
-        } else if (bpf_map_update_elem(&sum_inflight, &key, &r, BPF_NOEXIST) != 0) {
-                add(&sum->untracked, 1);
-                return 0;
-        } else
-                inflight_changed(sum, live, 1);
-        struct sum_data_key dk = { .ring = ring, .user_data = a->user_data };
-        bpf_map_update_elem(&sum_by_data, &dk, &req, BPF_ANY);
+        }
+        if (r.flags & SUM_BY_DATA) {
+                struct sum_data_key dk = { .ring = ring, .user_data = a->user_data };
+                bpf_map_update_elem(&sum_by_data, &dk, &req, BPF_ANY);
+        }
         return 0;
 }
 
@@ -648,6 +719,14 @@ __noinline int sum_uring_complete(const struct sum_uring_args *a) {
         }
         struct sum_key key = { .kind = SUM_URING, .ctx = ring, .id = req };
         struct sum_req *r = req ? bpf_map_lookup_elem(&sum_inflight, &key) : 0;
+        if (!r && a->overflow) {
+                /* ended when its request is seen again */
+                struct sum_overflow o = { .end_time = a->time, .res = a->res, .tgid = a->tgid };
+                if (bpf_map_update_elem(&sum_overflowed, &dk, &o, BPF_NOEXIST) == 0) {
+                        __sync_fetch_and_add(&sum_overflows_held, 1);
+                        return 0;
+                }
+        }
         if (!r) {
                 sum_end(sum, 0, SUM_UNMATCHED, a->res, a->time);
                 return 0;
@@ -658,8 +737,10 @@ __noinline int sum_uring_complete(const struct sum_uring_args *a) {
         }
         struct sum_req done = *r;
         bpf_map_delete_elem(&sum_inflight, &key);
-        dk.user_data = done.data;
-        bpf_map_delete_elem(&sum_by_data, &dk);
+        if (done.flags & SUM_BY_DATA) {
+                dk.user_data = done.data;
+                bpf_map_delete_elem(&sum_by_data, &dk);
+        }
         inflight_changed(sum, live, -1);
         sum_end(sum, &done, SUM_COMPLETED, a->res, a->time);
         return 0;
