@@ -2347,7 +2347,8 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
                         return NEUTRAL;
                 struct capture_sum_key pk = { .pid = owner->seen_tgid, .start_time = owner->start_time };
                 struct sum_uring_args a = { .ring = ring, .req = ctx[1], .user_data = scqe.user_data, .res = scqe.res,
-                                            .cflags = scqe.flags, .time = bpf_ktime_get_ns(), .pk = pk };
+                                            .cflags = scqe.flags, .time = bpf_ktime_get_ns(), .pk = pk,
+                                            .tgid = owner->tgid };
                 sum_uring_complete(&a);
                 return NEUTRAL;
         }

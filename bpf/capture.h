@@ -367,7 +367,8 @@ struct capture_sum {
         capture_u64 submitted_io_uring;
         capture_u64 cq_overflows;
         capture_u64 untracked; /* submitted, but not tracked: the map of those in flight was full */
-        capture_u64 inflight_max;
+        capture_u64 inflight_change;   /* in flight at the interval's end less at its start (two's complement) */
+        capture_u64 inflight_rise_max; /* the most above the start at once */
         capture_u64 lat_count;
         capture_u64 lat_sum;
         capture_u64 lat_min;
@@ -383,11 +384,3 @@ struct capture_sum_key {
         capture_u64 start_time;
 };
 
-/* A summed process's requests in flight now (its counts across intervals). */
-struct capture_sum_live {
-        capture_u64 inflight;
-        capture_u32 unidentified; /* completions that could not be read: requests never reaped then are unknown */
-        capture_u32 reaps_by_call; /* io_getevents returned completions of it */
-        capture_u32 early;         /* completions held for a submit not seen yet (reaped before it returned) */
-        capture_u32 reserved;
-};

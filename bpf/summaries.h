@@ -28,11 +28,20 @@ struct {
         __type(value, struct capture_sum);
 } sum_zero SEC(".maps");
 
+/* What a summed process keeps across intervals, in its thread group leader's storage: found without a hash,
+ * and gone with the process.  Each thread of the process reaches it, so each of its calls and requests does;
+ * an io_uring completion posted by another process's task (a kernel worker at the ring's end) does not. */
+struct sum_live {
+        __u64 inflight;     /* at least its requests in flight: no walk at its end while 0 */
+        __u32 unidentified; /* completions that could not be read: requests never reaped then are unknown */
+        __u32 early;        /* completions held for a submit not seen yet (reaped before it returned) */
+};
+
 struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, CAPTURE_MAX_SUM_PROCS);
-        __type(key, struct capture_sum_key);
-        __type(value, struct capture_sum_live);
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct sum_live);
 } sum_live SEC(".maps");
 
 /* The current thread's process, as the summaries key it. */
@@ -167,17 +176,14 @@ static __always_inline void *sums_now(void) {
         return sum_gen & 1 ? (void *) &proc_sums_1 : (void *) &proc_sums_0;
 }
 
-static __always_inline struct capture_sum_live *live_of(const struct capture_sum_key *pk) {
-        struct capture_sum_live *live = bpf_map_lookup_elem(&sum_live, pk);
-        if (live)
-                return live;
-        struct capture_sum_live fresh = {};
-        bpf_map_update_elem(&sum_live, pk, &fresh, BPF_NOEXIST);
-        return bpf_map_lookup_elem(&sum_live, pk);
+/* The current process's. */
+static __always_inline struct sum_live *live_here(void) {
+        return bpf_task_storage_get(&sum_live, bpf_get_current_task_btf()->group_leader, 0,
+                                    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* The process's counts of the interval in progress, made (zero, with what is in flight now as its most so far)
- * at its first request of the interval. */
+/* The process's counts of the interval in progress, made at its first request of the interval: how many it has
+ * in flight is the daemon's to know (it adds up the intervals' changes), the programs' only how it changes. */
 static __always_inline struct capture_sum *sum_of(const struct capture_sum_key *pk) {
         void *sums = sums_now();
         struct capture_sum *sum = bpf_map_lookup_elem(sums, pk);
@@ -188,15 +194,34 @@ static __always_inline struct capture_sum *sum_of(const struct capture_sum_key *
         if (!fresh)
                 return 0;
         bpf_map_update_elem(sums, pk, fresh, BPF_NOEXIST);
-        sum = bpf_map_lookup_elem(sums, pk);
-        struct capture_sum_live *live = bpf_map_lookup_elem(&sum_live, pk);
-        if (sum && live)
-                sum->inflight_max = live->inflight;
-        return sum;
+        return bpf_map_lookup_elem(sums, pk);
 }
 
 static __always_inline void add(__u64 *counter, __u64 n) {
         __sync_fetch_and_add(counter, n);
+}
+
+/* *at raised to v, or lowered (the least above 0: 0 is none yet), whatever other CPUs store meanwhile: a
+ * compare-and-swap until it holds or the value there is past v.  Bounded for the verifier: each failed swap
+ * means another CPU's store, and 16 of them within one is not seen in practice. */
+static __always_inline void raise_to(__u64 *at, __u64 v) {
+        __u64 old = *at;
+        for (int i = 0; i < 16 && v > old; i++) {
+                __u64 seen = __sync_val_compare_and_swap(at, old, v);
+                if (seen == old)
+                        break;
+                old = seen;
+        }
+}
+
+static __always_inline void lower_to(__u64 *at, __u64 v) {
+        __u64 old = *at;
+        for (int i = 0; i < 16 && (!old || v < old); i++) {
+                __u64 seen = __sync_val_compare_and_swap(at, old, v);
+                if (seen == old)
+                        break;
+                old = seen;
+        }
 }
 
 static __always_inline void sum_latency(struct capture_sum *sum, __u64 v) {
@@ -206,11 +231,8 @@ static __always_inline void sum_latency(struct capture_sum *sum, __u64 v) {
                 __sync_fetch_and_add(&sum->buckets[b], 1);
         add(&sum->lat_count, 1);
         add(&sum->lat_sum, v);
-        /* the extremes as the racing CPUs leave them: each keeps one of its values, the exact one mostly */
-        if (v > sum->lat_max)
-                sum->lat_max = v;
-        if (!sum->lat_min || v < sum->lat_min)
-                sum->lat_min = v;
+        raise_to(&sum->lat_max, v);
+        lower_to(&sum->lat_min, v);
 }
 
 static __always_inline int is_errno(__s64 res) {
@@ -250,7 +272,7 @@ static __always_inline void sum_end(struct capture_sum *sum, const struct sum_re
 
 /* A request that will never be seen ending: abandoned, or unknown where its process had completions that could
  * not be read (it may have been one of them); seen complete in its ring, reaped in user space. */
-static __always_inline void sum_unreaped(struct capture_sum *sum, struct capture_sum_live *live,
+static __always_inline void sum_unreaped(struct capture_sum *sum, struct sum_live *live,
                                          const struct sum_key *key, const struct sum_req *r) {
         if (key->kind == SUM_URING && sum_overflows_held) {
                 struct sum_data_key dk = { .ring = key->ctx, .user_data = r->data };
@@ -273,12 +295,15 @@ static __always_inline void sum_unreaped(struct capture_sum *sum, struct capture
                 add(&sum->abandoned, 1);
 }
 
-static __always_inline void inflight_changed(struct capture_sum *sum, struct capture_sum_live *live, int delta) {
-        if (!live)
+static __always_inline void inflight_changed(struct capture_sum *sum, struct sum_live *live, int delta) {
+        if (live)
+                __sync_fetch_and_add(&live->inflight, (__u64) (__s64) delta);
+        if (!sum)
                 return;
-        __sync_fetch_and_add(&live->inflight, (__u64) (__s64) delta);
-        if (sum && delta > 0 && live->inflight > sum->inflight_max)
-                sum->inflight_max = live->inflight;
+        /* the change as this add left it (a fetching add: 5.12, as the swaps) */
+        __s64 now = (__s64) __sync_fetch_and_add(&sum->inflight_change, (__u64) (__s64) delta) + delta;
+        if (now > 0)
+                raise_to(&sum->inflight_rise_max, (__u64) now);
 }
 
 /* ---- AIO ---- */
@@ -299,7 +324,7 @@ struct sum_call {
         __u32 n;
         __u32 tgid;
         struct capture_sum *sum;
-        struct capture_sum_live *live;
+        struct sum_live *live;
 };
 
 /* A submit and the reap of its completion may run at once on two CPUs (a reaper thread reaps before the
@@ -310,7 +335,7 @@ struct sum_call {
  * deletes it from that map. */
 
 /* The end of the request in flight under key, counted by whoever deletes it. */
-static __always_inline int claim_end(struct capture_sum *sum, struct capture_sum_live *live, struct sum_key *key,
+static __always_inline int claim_end(struct capture_sum *sum, struct sum_live *live, struct sum_key *key,
                                      __u64 data, __s64 res, __u64 end_time) {
         struct sum_req *r = bpf_map_lookup_elem(&sum_inflight, key);
         if (!r)
@@ -328,7 +353,7 @@ static __always_inline int claim_end(struct capture_sum *sum, struct capture_sum
 static long sum_submit_step(__u32 i, void *ctx) {
         struct sum_call *c = ctx;
         struct capture_sum *sum = c->sum;
-        struct capture_sum_live *live = c->live;
+        struct sum_live *live = c->live;
         if (i >= c->n || !sum || !live)
                 return 1;
         __u64 iocb = 0;
@@ -373,7 +398,7 @@ static long sum_submit_step(__u32 i, void *ctx) {
 static long sum_reap_step(__u32 i, void *ctx) {
         struct sum_call *c = ctx;
         struct capture_sum *sum = c->sum;
-        struct capture_sum_live *live = c->live;
+        struct sum_live *live = c->live;
         if (i >= c->n || !sum || !live)
                 return 1;
         struct sum_event ev;
@@ -442,7 +467,7 @@ static long sum_ring_step(__u32 i, void *ctx) {
 }
 
 static __always_inline void sum_ring(__u64 ctx, __u32 own, __u32 tgid, struct capture_sum *sum,
-                                     struct capture_sum_live *live) {
+                                     struct sum_live *live) {
         __u32 hdr[AIO_RING_HEADER / 4];
         if (!ctx || bpf_probe_read_user(hdr, sizeof(hdr), (const void *) ctx) != 0)
                 return;
@@ -481,7 +506,7 @@ struct sum_forget_walk {
         __u32 tgid;
         __u64 ctx; /* 0: every one of the process */
         struct capture_sum *sum;
-        struct capture_sum_live *live;
+        struct sum_live *live;
 };
 
 static long sum_forget_one(void *map, struct sum_key *key, struct sum_req *r, struct sum_forget_walk *w) {
@@ -490,8 +515,8 @@ static long sum_forget_one(void *map, struct sum_key *key, struct sum_req *r, st
         if (w->sum)
                 sum_unreaped(w->sum, w->live, key, r);
         /* the element visited may go: the walk goes on past it */
-        if (bpf_map_delete_elem(map, key) == 0 && w->live)
-                __sync_fetch_and_add(&w->live->inflight, (__u64) -1);
+        if (bpf_map_delete_elem(map, key) == 0)
+                inflight_changed(w->sum, w->live, -1);
         return 0;
 }
 
@@ -499,7 +524,7 @@ static long sum_forget_one(void *map, struct sum_key *key, struct sum_req *r, st
 __noinline int sum_forget(__u32 tgid, const struct capture_sum_key *pk, __u64 ctx) {
         if (!pk)
                 return 0;
-        struct capture_sum_live *live = bpf_map_lookup_elem(&sum_live, pk);
+        struct sum_live *live = live_here();
         if (!live || !live->inflight)
                 return 0;
         struct sum_forget_walk w = { .tgid = tgid, .ctx = ctx, .sum = sum_of(pk), .live = live };
@@ -517,7 +542,7 @@ __noinline int sum_submit(struct thread_state *ts, long ret, __u64 enter_time) {
                 return 0;
         __u32 tgid = (__u32) (bpf_get_current_pid_tgid() >> 32);
         struct capture_sum_key pk = sum_key_now();
-        struct capture_sum_live *live = live_of(&pk);
+        struct sum_live *live = live_here();
         struct capture_sum *sum = sum_of(&pk);
         if (!live || !sum)
                 return 0;
@@ -536,12 +561,11 @@ __noinline int sum_reap(struct thread_state *ts, long ret) {
                 return 0;
         __u32 tgid = (__u32) (bpf_get_current_pid_tgid() >> 32);
         struct capture_sum_key pk = sum_key_now();
-        struct capture_sum_live *live = live_of(&pk);
+        struct sum_live *live = live_here();
         struct capture_sum *sum = sum_of(&pk);
         if (!live || !sum)
                 return 0;
         if (ret > 0) {
-                live->reaps_by_call = 1;
                 struct sum_call c = { .ctx = ts->args[0], .base = ts->args[3], .n = (__u32) ret, .tgid = tgid,
                                       .sum = sum, .live = live, .time = bpf_ktime_get_ns() };
                 bpf_loop(65536, sum_reap_step, &c, 0);
@@ -567,7 +591,7 @@ __noinline int sum_cancel(struct thread_state *ts, long ret) {
         if (ret != 0 || bpf_probe_read_user(&ev, sizeof(ev), (const void *) ts->args[2]) != 0)
                 return 0;
         struct capture_sum_key pk = sum_key_now();
-        struct capture_sum_live *live = live_of(&pk);
+        struct sum_live *live = live_here();
         struct capture_sum *sum = sum_of(&pk);
         if (!sum)
                 return 0;
@@ -618,15 +642,13 @@ static __always_inline void sum_process_end(int gone) {
                 struct sum_overflow_walk w = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32), .sum = sum_of(&pk) };
                 bpf_for_each_map_elem(&sum_overflowed, sum_overflow_unclaimed, &w, 0);
         }
-        if (gone)
-                bpf_map_delete_elem(&sum_live, &pk);
 }
 
 /* The last completions of one of a summed process's AIO rings (io_destroy's enter, exit_group's).  A global
  * function: the verifier checks it once, not at each of exit_group's rings. */
 __noinline int sum_ring_last(__u64 ctx) {
         struct capture_sum_key pk = sum_key_now();
-        struct capture_sum_live *live = live_of(&pk);
+        struct sum_live *live = live_here();
         struct capture_sum *sum = sum_of(&pk);
         if (live && sum)
                 sum_ring(ctx, 0, (__u32) (bpf_get_current_pid_tgid() >> 32), sum, live);
@@ -647,7 +669,7 @@ struct sum_uring_args {
         __u64 req_flags; /* submit: the request's */
         __u64 time;
         struct capture_sum_key pk;
-        __u32 tgid;      /* the submitter's, or the ring owner's at an overflow: the kernel's pid */
+        __u32 tgid;      /* the submitter's, or at a completion the ring owner's: the kernel's pid */
         __u32 op_flags;  /* submit: the op's own (an fsync's IORING_FSYNC_DATASYNC) */
         __s32 res;       /* complete */
         __u32 cflags;
@@ -661,7 +683,7 @@ __noinline int sum_uring_submit(const struct sum_uring_args *a) {
         if (!a)
                 return 0;
         struct capture_sum_key pk = a->pk;
-        struct capture_sum_live *live = live_of(&pk);
+        struct sum_live *live = live_here();
         struct capture_sum *sum = sum_of(&pk);
         if (!live || !sum)
                 return 0;
@@ -705,9 +727,11 @@ __noinline int sum_uring_complete(const struct sum_uring_args *a) {
         if (!a)
                 return 0;
         struct capture_sum_key pk = a->pk;
-        struct capture_sum_live *live = live_of(&pk);
+        /* posted by a task of the ring owner's (the usual), or of another's (a kernel worker at the ring's end),
+         * whose process's storage is not the owner's */
+        struct sum_live *live = (__u32) (bpf_get_current_pid_tgid() >> 32) == a->tgid ? live_here() : 0;
         struct capture_sum *sum = sum_of(&pk);
-        if (!live || !sum)
+        if (!sum)
                 return 0;
         __u64 ring = a->ring, req = a->req;
         if (a->overflow)

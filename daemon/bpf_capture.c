@@ -697,12 +697,6 @@ void bpf_capture_stop(struct bpf_capture *c) {
         drop_sets(c, 1);
 }
 
-/* The in-flight count of a summed process, from the map the programs keep it in. */
-static uint64_t sum_inflight_of(const struct bpf_capture *c, const struct capture_sum_key *key) {
-        struct capture_sum_live live;
-        return bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.sum_live), key, &live) == 0 ? live.inflight : 0;
-}
-
 /* One map's entries, read and deleted in batches (its keys and values copied out, KEYS a batch). */
 #define SUM_BATCH 32
 static int take_all(struct bpf_capture *c, int fd, bpf_capture_each_sum each, void *userdata) {
@@ -721,7 +715,7 @@ static int take_all(struct bpf_capture *c, int fd, bpf_capture_each_sum each, vo
                 if (r < 0 && errno != ENOENT)
                         return -errno;
                 for (__u32 i = 0; i < count; i++, taken++)
-                        each(userdata, &keys[i], &c->sum_values[i], sum_inflight_of(c, &keys[i]));
+                        each(userdata, &keys[i], &c->sum_values[i]);
                 if (r < 0) /* ENOENT: no more */
                         return taken;
         }
@@ -734,7 +728,7 @@ static int take_one(struct bpf_capture *c, int fd, uint32_t pid, uint64_t start_
         int taken = 0;
         if (start_time) {
                 if (bpf_map_lookup_and_delete_elem(fd, &key, &c->one_sum) == 0) {
-                        each(userdata, &key, &c->one_sum, sum_inflight_of(c, &key));
+                        each(userdata, &key, &c->one_sum);
                         taken++;
                 }
                 return taken;
@@ -742,7 +736,7 @@ static int take_one(struct bpf_capture *c, int fd, uint32_t pid, uint64_t start_
         for (const void *prev = NULL; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
                 key = next;
                 if (key.pid == pid && bpf_map_lookup_and_delete_elem(fd, &key, &c->one_sum) == 0) {
-                        each(userdata, &key, &c->one_sum, sum_inflight_of(c, &key));
+                        each(userdata, &key, &c->one_sum);
                         taken++;
                         prev = NULL; /* the walk starts again: the key it was at is gone */
                 }

@@ -37,10 +37,9 @@ unsigned bpf_capture_cgroup_looks(const struct bpf_capture *c);
  * not) but write no more records. */
 void bpf_capture_stop(struct bpf_capture *c);
 /* The counts summed in the kernel, taken (and forgotten there): of every process (pid 0), the interval's (the
- * programs count into the other map from then on); or of one process at its end (start_time 0: whichever start),
- * its requests in flight with each.  The number taken, or a negative errno. */
-typedef void (*bpf_capture_each_sum)(void *userdata, const struct capture_sum_key *key, const struct capture_sum *sum,
-                                     uint64_t inflight);
+ * programs count into the other map from then on); or of one process at its end (start_time 0: whichever start).
+ * The number taken, or a negative errno. */
+typedef void (*bpf_capture_each_sum)(void *userdata, const struct capture_sum_key *key, const struct capture_sum *sum);
 int bpf_capture_take_sums(struct bpf_capture *c, uint32_t pid, uint64_t start_time, bpf_capture_each_sum each,
                           void *userdata);
 

@@ -139,10 +139,9 @@ static int on_select(void *userdata, uint32_t pid, uint32_t tid, const char *com
         return watch_selects(d->config->watch, d->config->n_watch, &f);
 }
 
-static void take_sum(void *userdata, const struct capture_sum_key *key, const struct capture_sum *sum,
-                     uint64_t inflight) {
+static void take_sum(void *userdata, const struct capture_sum_key *key, const struct capture_sum *sum) {
         struct daemon *d = userdata;
-        tracker_kernel_sum(&d->engine.tracker, key->pid, key->start_time, sum, inflight, d->engine.processed_up_to);
+        tracker_kernel_sum(&d->engine.tracker, key->pid, key->start_time, sum, d->engine.processed_up_to);
 }
 
 /* What the capture summed in the kernel, to the tracker: before an interval's summaries, or a process's last. */

@@ -260,7 +260,7 @@ static void interval_reset(struct proc *p, uint64_t start) {
 }
 
 void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, const struct capture_sum *s,
-                        uint64_t inflight, uint64_t time) {
+                        uint64_t time) {
         struct proc *p = procs_find(&t->procs, pid);
         if (p && p->start_time && start_time && p->start_time != start_time)
                 return; /* of a process gone whose end was not seen: its records were lost */
@@ -288,7 +288,11 @@ void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, co
         iv->reaped_in_user_space += s->reaped_in_user_space;
         iv->submitted_io_uring += s->submitted_io_uring;
         iv->cq_overflows += s->cq_overflows;
-        iv->inflight_max = MAX(iv->inflight_max, (uint32_t) MIN(s->inflight_max, UINT32_MAX));
+        /* the changes of one interval, taken in its order: from what was in flight before them */
+        uint64_t before = p->kernel_inflight, most = before + s->inflight_rise_max;
+        iv->inflight_max = MAX(iv->inflight_max, (uint32_t) MIN(most, UINT32_MAX));
+        int64_t change = (int64_t) s->inflight_change;
+        p->kernel_inflight = change < 0 && (uint64_t) -change > before ? 0 : before + (uint64_t) change;
         iv->active = true;
         st->completed += completed;
         st->cancelled += s->cancelled;
@@ -308,7 +312,6 @@ void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, co
                 h->count += s->lat_count;
                 h->sum += s->lat_sum;
         }
-        p->kernel_inflight = inflight;
 }
 
 void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why) {

@@ -85,10 +85,10 @@ void tracker_flush(struct tracker *t);
 void tracker_process_end(struct tracker *t, uint32_t pid, uint64_t time, enum request_end why);
 
 /* What the capture summed in the kernel for the process of pid (started at start_time, 0 if not known) since it
- * was last taken, with its requests in flight there now: into its interval in progress, and the stats, as its
- * records would have been counted. */
+ * was last taken: into its interval in progress, and the stats, as its records would have been counted.  Its
+ * requests in flight there are what the changes taken so far add up to. */
 void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, const struct capture_sum *s,
-                        uint64_t inflight, uint64_t time);
+                        uint64_t time);
 
 /* Records the kernel (or the capture) dropped: the summaries of the interval in progress say so. */
 void tracker_note_lost(struct tracker *t, uint64_t records);
