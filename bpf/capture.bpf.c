@@ -198,6 +198,21 @@ const volatile __u64 cgroup_root_id = 0;
 /* The daemon's root (its mount id and inode): where a path walked up from a file ends; 0, the global root. */
 const volatile __u32 root_mnt_id = 0;
 const volatile __u64 root_ino = 0;
+/* Every watched thread is summed in the kernel (the config asks for summaries alone): the code that writes the
+ * records of calls and requests is behind a branch on this constant, which the verifier then does not walk (a
+ * third of the programs' instructions, and of the start's time).  A reload that asks for records loads the
+ * programs again without it (daemon/bpf_capture.c). */
+const volatile __u32 summed_only = 0;
+
+/* Which of two loads of these programs is in force: a reload that asks for records loads them again, without
+ * summed_only, beside the running ones, on the same maps, and hands over by this; the other load's programs
+ * return at once.  Neither a gap in the trace nor a call counted twice. */
+__u32 programs_in_force = 0;
+const volatile __u32 program_set = 0;
+
+static __always_inline int in_force(void) {
+        return programs_in_force == program_set;
+}
 
 /* The current thread's (tgid << 32 | pid) as the daemon's pid namespace sees it: 0 for one it cannot see. */
 static __always_inline __u64 seen_pid_tgid(void) {
@@ -817,6 +832,10 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
                         files_at_enter(ts, ctx->args[2], (long) ctx->args[1]);
                 return NEUTRAL;
         }
+        if (summed_only) {
+                count(CAPTURE_CNT_ARGS_FULL); /* no storage for the thread: the call goes uncounted */
+                return NEUTRAL;
+        }
         struct scratch *s = record_begin(&l, ts);
         if (!s)
                 return NEUTRAL;
@@ -1046,11 +1065,11 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 #define TP_BTF_TWINS(tp, name, body)                                        \
         SEC("tp_btf/" #tp)                                                  \
         int name(__u64 *ctx) {                                              \
-                return body(ctx, 1);                                        \
+                return in_force() ? body(ctx, 1) : 0;                       \
         }                                                                   \
         SEC("tp_btf/" #tp)                                                  \
         int name##_probed(__u64 *ctx) {                                     \
-                return body(ctx, 0);                                        \
+                return in_force() ? body(ctx, 0) : 0;                       \
         }
 
 /* A file's identity, its fields read through bpf_rdonly_cast (`typed`) or through helper calls. */
@@ -1662,6 +1681,8 @@ static __always_inline int on_exit(struct exit_ctx *ctx, int sc, struct thread_s
                 sum_call(ts, sc, ctx->ret, enter_time);
                 return 0;
         }
+        if (summed_only)
+                return 0;
         *ret_ts = ts;
         *ret_entered = entered;
         return 1;
@@ -1794,7 +1815,7 @@ static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_c
 #define ENTER(name, sc, n_args)                                             \
         SEC("tracepoint/syscalls/sys_enter_" #name)                         \
         int enter_##name(struct enter_ctx *ctx) {                           \
-                return on_enter(ctx, sc, n_args);                           \
+                return in_force() ? on_enter(ctx, sc, n_args) : NEUTRAL;    \
         }
 #define EXIT_AS(name, prog, sc, typed)                                      \
         static __noinline int prog##_record(struct exit_ctx *ctx, struct thread_state *ts, int entered) { \
@@ -1804,7 +1825,7 @@ static __always_inline void ring_at_destroy(struct enter_ctx *ctx, struct loop_c
         int prog(struct exit_ctx *ctx) {                                    \
                 struct thread_state *ts = 0;                                \
                 int entered = 0;                                            \
-                if (on_exit(ctx, sc, &ts, &entered))                        \
+                if (in_force() && on_exit(ctx, sc, &ts, &entered))          \
                         prog##_record(ctx, ts, entered);                    \
                 return NEUTRAL;                                             \
         }
@@ -1887,7 +1908,7 @@ static __always_inline void uring_forget(__u32 tgid);
 
 SEC("tracepoint/sched/sched_process_exit")
 int proc_exit(struct proc_exit_ctx *ctx) {
-        if (!ctx->group_dead)
+        if (!ctx->group_dead || !in_force())
                 return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         int verdict = watched(&l, thread_state_if_any());
@@ -1911,6 +1932,8 @@ int proc_exit(struct proc_exit_ctx *ctx) {
 
 SEC("tracepoint/sched/sched_process_exec")
 int proc_exec(struct proc_exec_ctx *ctx) {
+        if (!in_force())
+                return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct thread_state *ts = thread_state_if_any();
         int was = was_watched(ts);
@@ -1940,6 +1963,8 @@ __u64 cgroups_made = 0;
 
 SEC("tp_btf/cgroup_mkdir")
 int cgroup_made(__u64 *ctx __attribute__((unused))) {
+        if (!in_force())
+                return 0;
         __sync_fetch_and_add(&cgroups_made, 1);
         return 0;
 }
@@ -1954,11 +1979,11 @@ int aio_dio_begin(__u64 *ctx) {
         struct kiocb *k = (struct kiocb *) ctx[0];
         struct iov_iter *iter = (struct iov_iter *) ctx[1];
         /* a synchronous one (pread on O_DIRECT) has no completion: it returns before the storage lookup */
-        if (!k->ki_complete)
+        if (!k->ki_complete || !in_force())
                 return 0;
         struct thread_state *ts = thread_state_if_any();
-        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT)
-                return 0;
+        if (!ts || !ts->args_valid || ts->sc != AIO_IO_SUBMIT || ts->watched == WATCHED_SUMMED)
+                return 0; /* a summed submit's iocbs are not checked */
         struct aio_kiocb *req = (struct aio_kiocb *) k; /* its kiocb is its first member */
         __u64 iocb = BPF_CORE_READ(req, ki_res.obj);
         struct kview v = { .pos = k->ki_pos, .count = iter->count };
@@ -1979,6 +2004,8 @@ int aio_dio_begin(__u64 *ctx) {
  * parent, before the child runs.  A new thread needs nothing: its process is watched already. */
 SEC("tp_btf/sched_process_fork")
 int proc_fork(__u64 *ctx) {
+        if (!in_force())
+                return 0;
         struct task_struct *parent = (void *) ctx[0], *child = (void *) ctx[1];
         __u32 zero = 0;
         struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
@@ -2010,6 +2037,8 @@ int proc_fork(__u64 *ctx) {
  * makes no exit_group: what it had in flight is abandoned at its end. */
 SEC("tracepoint/syscalls/sys_enter_exit_group")
 int proc_exit_group(struct enter_ctx *ctx) {
+        if (!in_force())
+                return NEUTRAL;
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
         struct ring_walk w = { .tgid = (__u32) (bpf_get_current_pid_tgid() >> 32) };
         if (!bpf_map_lookup_elem(&ring_owners, &w.tgid))
@@ -2126,6 +2155,8 @@ static __always_inline struct uring_owner *uring_owner_of(__u64 ring) {
 /* A ring made where another was: whoever owned that one owns nothing here. */
 SEC("tp_btf/io_uring_create")
 int uring_created(__u64 *ctx) {
+        if (!in_force())
+                return 0;
         __u64 ring = ctx[1];
         bpf_map_delete_elem(&uring_owners, &ring);
         return 0;
@@ -2275,6 +2306,8 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
                           bpf_core_field_exists(sring->mm_account) ? (__u64) sring->mm_account : 0, 1);
                 return NEUTRAL;
         }
+        if (summed_only)
+                return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
@@ -2352,6 +2385,8 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
                 sum_uring_complete(&a);
                 return NEUTRAL;
         }
+        if (summed_only)
+                return NEUTRAL;
         struct io_uring_cqe_head cqe;
         if (bpf_probe_read_kernel(&cqe, sizeof(cqe), (const void *) ctx[2]) != 0)
                 return NEUTRAL;
@@ -2403,6 +2438,8 @@ _Static_assert(sizeof(struct io_uring_sqe_head) == 40, "struct io_uring_sqe's he
 
 SEC("tp_btf/io_uring_req_failed")
 int uring_failed(__u64 *ctx) {
+        if (!in_force())
+                return 0;
         const void *sqe_at = (const void *) ctx[0];
         struct io_kiocb *req = (struct io_kiocb *) ctx[1];
         struct loop_ctx l = { .cpu = bpf_get_smp_processor_id() };
@@ -2430,6 +2467,8 @@ int uring_failed(__u64 *ctx) {
                 uring_own(ring, tgid, pk.pid, ring_mm((struct io_ring_ctx *) ring), 1);
                 return NEUTRAL;
         }
+        if (summed_only)
+                return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
         __u64 seen = seen_pid_tgid();
@@ -2469,6 +2508,8 @@ _Static_assert(sizeof(struct uring_overflow_ctx) == CAPTURE_URING_OVERFLOW_RAW_S
 
 SEC("tracepoint/io_uring/io_uring_cqe_overflow")
 int uring_overflow(struct uring_overflow_ctx *ctx) {
+        if (!in_force())
+                return NEUTRAL;
         __u64 ring = ctx->ctx;
         struct uring_owner *owner = uring_owner_of(ring);
         if (!owner || !uring_traced())
@@ -2481,6 +2522,8 @@ int uring_overflow(struct uring_overflow_ctx *ctx) {
                 sum_uring_complete(&a);
                 return NEUTRAL;
         }
+        if (summed_only)
+                return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct {
                 struct uring_overflow_ctx raw;

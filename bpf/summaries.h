@@ -203,8 +203,12 @@ static __always_inline void add(__u64 *counter, __u64 n) {
 
 /* *at raised to v, or lowered (the least above 0: 0 is none yet), whatever other CPUs store meanwhile: a
  * compare-and-swap until it holds or the value there is past v.  Bounded for the verifier: each failed swap
- * means another CPU's store, and 16 of them within one is not seen in practice. */
-static __always_inline void raise_to(__u64 *at, __u64 v) {
+ * means another CPU's store, and 16 of them within one is not seen in practice.  Global functions: the
+ * verifier walks the loop once a program, not at every place that counts an end (three times the start's
+ * work when they were inline). */
+__noinline int raise_to(__u64 *at, __u64 v) {
+        if (!at)
+                return 0;
         __u64 old = *at;
         for (int i = 0; i < 16 && v > old; i++) {
                 __u64 seen = __sync_val_compare_and_swap(at, old, v);
@@ -212,9 +216,12 @@ static __always_inline void raise_to(__u64 *at, __u64 v) {
                         break;
                 old = seen;
         }
+        return 0;
 }
 
-static __always_inline void lower_to(__u64 *at, __u64 v) {
+__noinline int lower_to(__u64 *at, __u64 v) {
+        if (!at)
+                return 0;
         __u64 old = *at;
         for (int i = 0; i < 16 && (!old || v < old); i++) {
                 __u64 seen = __sync_val_compare_and_swap(at, old, v);
@@ -222,6 +229,7 @@ static __always_inline void lower_to(__u64 *at, __u64 v) {
                         break;
                 old = seen;
         }
+        return 0;
 }
 
 static __always_inline void sum_latency(struct capture_sum *sum, __u64 v) {

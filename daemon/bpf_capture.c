@@ -40,16 +40,27 @@ struct bpf_capture {
         unsigned cgroup_looks;
         size_t n_events;
         int n_possible;
-        const struct event_table *attached; /* the events' table, once attached */
+        const struct event_table *table;    /* the events' table */
+        const struct event_table *attached; /* the same, once attached */
         bool uring_calls; /* io_uring's calls are written (records = "syscalls"): their programs attached */
+        bool summed_only; /* loaded for summaries alone: no record of a call or a request can be written */
+        unsigned max_items;
+        /* With summed_only: the programs with records, loaded beside them while the trace runs (with the
+         * privilege the daemon drops once it is done), for a reload that asks for records to put in force. */
+        struct bpf_capture *with_records;
+        pthread_t records_loader;
+        bool records_loading;
+        int records_r;
+        char records_why[512];
         uint32_t generation; /* of the watch list: 0 before the first */
         uint32_t set;        /* the maps' set in force */
         uint64_t *percpu; /* n_possible values, for reading one counter */
         char uring_off[256]; /* why io_uring's programs could not be loaded: "" when they were */
 };
 
-/* libbpf's own messages: kept, not printed, so a failure can be explained in one line. */
-static char libbpf_last[512];
+/* libbpf's own messages: kept, not printed, so a failure can be explained in one line (each thread's own: the
+ * programs with records load in one of their own). */
+static __thread char libbpf_last[512];
 
 static int keep_libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap) {
         if (level == LIBBPF_DEBUG)
@@ -187,15 +198,41 @@ static int check_layout(const struct event_table *t, char *error, size_t error_s
         return 0;
 }
 
-/* Open and load the skeleton: the programs of the table's events, io_uring's only `with_uring`. */
-static int load(struct bpf_capture *c, const struct event_table *t, unsigned max_items, bool with_uring, char *error,
-                size_t error_size) {
+/* The maps of a load in force, for another load's programs to share (all but the constants). */
+static int share_maps(struct capture *skel, const struct capture *from) {
+        struct bpf_map *map;
+        bpf_object__for_each_map(map, skel->obj) {
+                const struct bpf_map *in_force = bpf_object__find_map_by_name(from->obj, bpf_map__name(map));
+                if (map == skel->maps.rodata || !in_force)
+                        continue;
+                int r = bpf_map__reuse_fd(map, bpf_map__fd(in_force));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Open and load the skeleton: the programs of the table's events, io_uring's only `with_uring`; those that
+ * write records of calls and requests left to the verifier to drop when the config asks for summaries alone.
+ * Beside a load in force (`from`): on its maps, to take over from it. */
+static int load(struct bpf_capture *c, const struct event_table *t, unsigned max_items, bool with_uring,
+                const struct capture *from, char *error, size_t error_size) {
         libbpf_last[0] = 0;
         c->skel = capture__open();
         if (!c->skel) {
                 int r = errno ? -errno : -ENOMEM;
                 snprintf(error, error_size, "opening the BPF object: %s", strerror(-r));
                 return r;
+        }
+        c->skel->rodata->summed_only = c->summed_only;
+        c->skel->rodata->program_set = from ? !from->rodata->program_set : 0;
+        if (from) {
+                int r = share_maps(c->skel, from);
+                if (r < 0) {
+                        snprintf(error, error_size, "sharing the BPF maps: %s", strerror(-r));
+                        capture__destroy(TAKE_PTR(c->skel));
+                        return r;
+                }
         }
         for (size_t k = 0; k < t->n_events; k++) {
                 const struct event_desc *d = &t->events[k];
@@ -238,7 +275,8 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
         struct bpf_program *prog;
         bpf_object__for_each_program(prog, c->skel->obj) {
                 const char *name = bpf_program__name(prog);
-                if (!program_wanted(t, name) || (!with_uring && strncmp(name, "uring_", 6) == 0))
+                if (!program_wanted(t, name) || (!with_uring && strncmp(name, "uring_", 6) == 0) ||
+                    (c->summed_only && prog == c->skel->progs.aio_dio_begin))
                         bpf_program__set_autoload(prog, false);
         }
         int r = capture__load(c->skel);
@@ -264,8 +302,8 @@ static bool table_has_uring(const struct event_table *t) {
         return false;
 }
 
-int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
-                     size_t error_size) {
+int bpf_capture_open(const struct event_table *t, unsigned max_items, bool summed_only, struct bpf_capture **ret,
+                     char *error, size_t error_size) {
         int r = check_layout(t, error, error_size);
         if (r < 0)
                 return r;
@@ -275,6 +313,9 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
         if (!c)
                 return -ENOMEM;
         c->n_events = t->n_events;
+        c->summed_only = summed_only;
+        c->max_items = max_items;
+        c->table = t;
         c->n_possible = libbpf_num_possible_cpus();
         if (c->n_possible <= 0) {
                 r = c->n_possible <= 0 ? c->n_possible : -ENOMEM;
@@ -290,11 +331,11 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf
         bool with_uring = table_has_uring(t);
         if (!with_uring)
                 snprintf(c->uring_off, sizeof(c->uring_off), "the kernel has no io_uring tracepoints");
-        r = load(c, t, max_items, with_uring, error, error_size);
+        r = load(c, t, max_items, with_uring, NULL, error, error_size);
         if (r < 0 && with_uring && r != -EPERM) {
                 /* io_uring's programs read the kernel's own structures: without them AIO is still traced */
                 snprintf(c->uring_off, sizeof(c->uring_off), "%s", error);
-                r = load(c, t, max_items, false, error, error_size);
+                r = load(c, t, max_items, false, NULL, error, error_size);
         }
         if (r < 0)
                 goto fail;
@@ -343,9 +384,8 @@ static void links_destroy(struct bpf_link **links, size_t n) {
         }
 }
 
-void bpf_capture_free(struct bpf_capture *c) {
-        if (!c)
-                return;
+/* The programs detached; unloaded, and the maps go with the last load that holds them. */
+static void detach(struct bpf_capture *c) {
         struct bpf_link *links[EVENTS_MAX + 5];
         size_t n = 0;
         for (size_t k = 0; k < c->n_events; k++)
@@ -356,7 +396,60 @@ void bpf_capture_free(struct bpf_capture *c) {
         links[n++] = c->dio_link;
         links[n++] = c->uring_create_link;
         links_destroy(links, n);
-        capture__destroy(c->skel);
+        c->fork_link = c->exit_group_link = c->cgroup_link = c->dio_link = c->uring_create_link = NULL;
+}
+
+static void unload(struct bpf_capture *c) {
+        detach(c);
+        capture__destroy(TAKE_PTR(c->skel));
+}
+
+static void *load_records(void *userdata) {
+        struct bpf_capture *c = userdata;
+        struct bpf_capture *n = calloc(1, sizeof(*n));
+        if (!n) {
+                c->records_r = -ENOMEM;
+                snprintf(c->records_why, sizeof(c->records_why), "%s", strerror(ENOMEM));
+                return NULL;
+        }
+        *n = (struct bpf_capture) { .n_events = c->n_events, .n_possible = c->n_possible, .max_items = c->max_items,
+                                    .table = c->table };
+        c->records_r = load(n, c->table, c->max_items, !c->uring_off[0], c->skel, c->records_why,
+                            sizeof(c->records_why));
+        if (c->records_r < 0)
+                free(n);
+        else
+                c->with_records = n;
+        return NULL;
+}
+
+int bpf_capture_prepare_records(struct bpf_capture *c) {
+        if (!c->summed_only || c->records_loading || c->with_records)
+                return 0;
+        int r = -pthread_create(&c->records_loader, NULL, load_records, c);
+        c->records_loading = r == 0;
+        if (r < 0) {
+                c->records_r = r;
+                snprintf(c->records_why, sizeof(c->records_why), "starting its thread: %s", strerror(-r));
+        }
+        return r;
+}
+
+static void records_loaded(struct bpf_capture *c) {
+        if (c->records_loading)
+                pthread_join(c->records_loader, NULL);
+        c->records_loading = false;
+}
+
+void bpf_capture_free(struct bpf_capture *c) {
+        if (!c)
+                return;
+        records_loaded(c);
+        if (c->with_records) {
+                unload(c->with_records);
+                free(c->with_records);
+        }
+        unload(c);
         free(c->sum_values);
         free(c->percpu);
         free(c);
@@ -613,7 +706,46 @@ static void carry_followed(struct bpf_capture *c, const struct config *cfg, cons
         }
 }
 
+/* The programs with records, loaded beside the running ones and on their maps, attached, then in force in their
+ * place: nothing is traced twice or missed meanwhile.  On failure the running ones stay. */
+static int put_records_in_force(struct bpf_capture *c, char *error, size_t error_size) {
+        records_loaded(c);
+        struct bpf_capture *next = c->with_records;
+        char why[512];
+        int r = next ? 0 : c->records_r ? c->records_r : -ENOENT;
+        if (!next)
+                snprintf(why, sizeof(why), "%s", c->records_r ? c->records_why : "they were not loaded at start");
+        if (r >= 0) {
+                next->uring_calls = c->uring_calls;
+                r = bpf_capture_attach(next, c->attached, why, sizeof(why));
+        }
+        if (r < 0) {
+                snprintf(error, error_size, "the records it asks for need the capture's programs with records: %s",
+                         why);
+                if (next)
+                        detach(next); /* the programs stay loaded, for the next reload */
+                return r;
+        }
+        __atomic_store_n(&next->skel->bss->programs_in_force, next->skel->rodata->program_set, __ATOMIC_SEQ_CST);
+        unload(c);
+        c->skel = TAKE_PTR(next->skel);
+        memcpy(c->links, next->links, sizeof(c->links));
+        c->fork_link = next->fork_link;
+        c->exit_group_link = next->exit_group_link;
+        c->cgroup_link = next->cgroup_link;
+        c->dio_link = next->dio_link;
+        c->uring_create_link = next->uring_create_link;
+        free(TAKE_PTR(c->with_records));
+        c->summed_only = false;
+        return 0;
+}
+
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size) {
+        if (c->summed_only && !config_summed_in_kernel(cfg)) {
+                int r = put_records_in_force(c, error, error_size);
+                if (r < 0)
+                        return r;
+        }
         struct watch_plan plan;
         int r = watch_plan_build(cfg->watch, cfg->n_watch, &plan);
         if (r < 0) {
@@ -798,8 +930,8 @@ int bpf_capture_run_time(const struct bpf_capture *c, bpf_capture_each_prog each
 
 #else /* !HAVE_BPF_CAPTURE */
 
-int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
-                     size_t error_size) {
+int bpf_capture_open(const struct event_table *t, unsigned max_items, bool summed_only, struct bpf_capture **ret,
+                     char *error, size_t error_size) {
         snprintf(error, error_size, "this aiotraced was built without the in-kernel capture (configure found no "
                                     "clang, bpftool or libbpf)");
         return -EOPNOTSUPP;
@@ -811,6 +943,11 @@ const char *bpf_capture_uring_off(const struct bpf_capture *c) {
 }
 
 void bpf_capture_free(struct bpf_capture *c) {
+}
+
+int bpf_capture_prepare_records(struct bpf_capture *c) {
+        (void) c;
+        return 0;
 }
 
 int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char *error, size_t error_size) {

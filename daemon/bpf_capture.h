@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,11 +14,16 @@ struct perf_session;
 /* The in-kernel capture (capture.bpf.c), loaded and wired to the daemon's rings. */
 struct bpf_capture;
 
-/* Load the programs for this table's tracepoints, capturing at most max_items iocbs or events per call.
- * -EOPNOTSUPP when built without it; on any failure `error` says why, in words a user can act on. */
-int bpf_capture_open(const struct event_table *t, unsigned max_items, struct bpf_capture **ret, char *error,
-                     size_t error_size);
+/* Load the programs for this table's tracepoints, capturing at most max_items iocbs or events per call;
+ * `summed_only`: without what writes records of calls and requests (the config asks for summaries alone: a
+ * quicker start), until a config asks for more (bpf_capture_set_watch).  -EOPNOTSUPP when built without it; on
+ * any failure `error` says why, in words a user can act on. */
+int bpf_capture_open(const struct event_table *t, unsigned max_items, bool summed_only, struct bpf_capture **ret,
+                     char *error, size_t error_size);
 void bpf_capture_free(struct bpf_capture *c);
+/* Loaded for summaries alone: the programs with records loaded beside them, in a thread of its own that keeps the
+ * privilege to (the caller may drop it meanwhile), for a reload that asks for records. */
+int bpf_capture_prepare_records(struct bpf_capture *c);
 /* Why io_uring's requests are not traced (its programs could not be loaded, or the kernel has none), or NULL. */
 const char *bpf_capture_uring_off(const struct bpf_capture *c);
 
@@ -26,7 +32,8 @@ int bpf_capture_set_rings(struct bpf_capture *c, const struct perf_session *ps, 
 /* Attach each program to its tracepoint (after the rings and the selection are set: it writes at once). */
 int bpf_capture_attach(struct bpf_capture *c, const struct event_table *t, char *error, size_t error_size);
 /* Select what the config watches; the programs do the selecting, so no tracepoint filter is needed.  Called
- * again on reload: what both configs watch stays watched throughout. */
+ * again on reload: what both configs watch stays watched throughout.  A config that asks for records where the
+ * programs were loaded for summaries alone has them loaded again first (seconds of the kernel's verifier). */
 int bpf_capture_set_watch(struct bpf_capture *c, const struct config *cfg, char *error, size_t error_size);
 /* Find the cgroups made since that the config's cgroup patterns match: how many were added, or negative errno.
  * The tree is read only when cgroups were made since the last look. */

@@ -214,7 +214,8 @@ static int open_events(struct daemon *d, char *error, size_t error_size) {
         d->max_iocbs = d->config->max_iocbs_per_call;
         if (!want_capture)
                 return EXIT_OK;
-        r = bpf_capture_open(d->events, d->max_iocbs, &d->capture, d->no_capture_why, sizeof(d->no_capture_why));
+        r = bpf_capture_open(d->events, d->max_iocbs, config_summed_in_kernel(d->config), &d->capture,
+                             d->no_capture_why, sizeof(d->no_capture_why));
         if (r >= 0)
                 r = bpf_capture_set_watch(d->capture, d->config, d->no_capture_why, sizeof(d->no_capture_why));
         if (r >= 0) {
@@ -419,6 +420,9 @@ int setup(struct daemon *d) {
                 boost_priority(d);
                 join_metrics_group(d);
         }
+        /* a failure is said at the reload that needs them */
+        if (status == EXIT_OK && d->capture)
+                (void) bpf_capture_prepare_records(d->capture);
         if (status == EXIT_OK && drop_capabilities(error, sizeof(error)) < 0)
                 status = EXIT_RUNTIME;
         if (status == EXIT_OK && open_sink(d, &d->config->output, &d->sink, error, sizeof(error)) < 0)
