@@ -648,6 +648,7 @@ static void run_bench(const char *file, unsigned secs, unsigned depth, unsigned 
                 }
                 in_flight -= (uint64_t) got;
                 iocbs += (uint64_t) got;
+                calm();
         }
         syscall(SYS_io_destroy, ctx);
         calls++;
