@@ -692,6 +692,15 @@ static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *t
 }
 
 static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) {
+        /* Every process summed: no name to match, nor to keep for a record (none is written).  The name is a
+         * helper call at each call of every process, a sixth of the enter's time. */
+        __u32 zero = 0;
+        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+        if (w && w->all && w->all_summed && !(pidns_ino && !seen_pid_tgid())) {
+                if (ts)
+                        ts->watched = WATCHED_SUMMED;
+                return WATCHED_SUMMED;
+        }
         char comm[GLOB_COMM_SIZE];
         bpf_get_current_comm(comm, sizeof(comm));
         return watched_as(l, ts, comm);
@@ -822,13 +831,16 @@ static __always_inline int on_enter(struct enter_ctx *ctx, int sc, int n_args) {
                 }
                 for (int i = 0; i < 6; i++)
                         ts->args[i] = i < n_args ? ctx->args[i] : 0;
-                ts->enter_time = bpf_ktime_get_ns();
+                /* a summed call's counts need the time of an io_submit's enter alone (a clock read costs as much
+                 * as a hash lookup here); its iocbs' files are not checked */
+                int summed = verdict == WATCHED_SUMMED;
+                ts->enter_time = !summed || sc == AIO_IO_SUBMIT ? bpf_ktime_get_ns() : 0;
                 ts->enter_cpu = l.cpu;
                 ts->args_valid = 1;
                 ts->sc = (__u32) sc;
                 ts->n_enter_files = 0;
                 ts->n_kviews = 0;
-                if (sc == AIO_IO_SUBMIT)
+                if (sc == AIO_IO_SUBMIT && !summed)
                         files_at_enter(ts, ctx->args[2], (long) ctx->args[1]);
                 return NEUTRAL;
         }

@@ -14,15 +14,21 @@ write_config "$T/rec.conf" 'capture = "bpf";' "$watch" 'records = [ "requests", 
         'summary_interval = 2;' 'output = { format = "json"; };' "metrics = { path = \"$T/rec.prom\"; };"
 write_config "$T/ker.conf" 'capture = "bpf";' "$watch" 'records = [ "summary" ];' 'summary_interval = 2;' \
         'output = { format = "json"; };' "metrics = { path = \"$T/ker.prom\"; };"
+# and a third watching every process, as the packaged config does (no watch list: no name looked at)
+write_config "$T/every.conf" 'capture = "bpf";' 'records = [ "summary" ];' 'summary_interval = 2;' \
+        'output = { format = "json"; };'
 start_daemon_json "$T/rec.conf" "$T/rec.json"
 REC_PID=$DAEMON_PID
 start_daemon_json "$T/ker.conf" "$T/ker.json"
 KER_PID=$DAEMON_PID
+start_daemon_json "$T/every.conf" "$T/every.json"
+EVERY_PID=$DAEMON_PID
 stop_both() {
         cp "$T/rec.prom" "$T/rec.last.prom" 2>/dev/null
         cp "$T/ker.prom" "$T/ker.last.prom" 2>/dev/null
         DAEMON_PID=$REC_PID stop_daemon "$T/rec.json"
         DAEMON_PID=$KER_PID stop_daemon "$T/ker.json"
+        DAEMON_PID=$EVERY_PID stop_daemon "$T/every.json"
 }
 
 echo "== every kind of AIO call; a reaper thread reaping what others submit (completions before their submit"
@@ -43,6 +49,9 @@ stop_both
 for truth in all reaper user big; do
         "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format json --trace "$T/ker.json" --truth "$T/$truth.truth" \
                 --summary-only --strict || fail "summed in the kernel, $truth differs from the workload's truth"
+        "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format json --trace "$T/every.json" \
+                --truth "$T/$truth.truth" --summary-only --strict ||
+                fail "every process summed in the kernel, $truth differs from the workload's truth"
 done
 "$PYTHON3" - "$T/rec.json" "$T/ker.json" <<'PY' || fail "the summaries made in the kernel differ from those made from the records"
 import json, sys
