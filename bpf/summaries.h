@@ -379,16 +379,19 @@ static long sum_submit_step(__u32 i, void *ctx) {
         struct sum_req r = { .submit_time = c->time, .data = cb.data, .tgid = c->tgid, .op = sum_op(cb.opcode) };
         add(&sum->submitted[r.op < CAPTURE_SUM_OPS ? r.op : CAPTURE_SUM_OPS - 1], 1);
         struct sum_key key = { .tgid = c->tgid, .kind = SUM_AIO, .ctx = c->ctx, .id = iocb };
-        struct sum_req *old = bpf_map_lookup_elem(&sum_inflight, &key);
-        if (old) {
+        /* inserted first: an iocb reaped is gone from the map, so a program reusing its iocbs needs no lookup */
+        if (bpf_map_update_elem(&sum_inflight, &key, &r, BPF_NOEXIST) == 0) {
+                inflight_changed(sum, live, 1);
+        } else {
+                struct sum_req *old = bpf_map_lookup_elem(&sum_inflight, &key);
+                if (!old) {
+                        add(&sum->untracked, 1); /* the map is full */
+                        return 0;
+                }
                 /* the same iocb again: the kernel finished with it, unseen (or reaped from its ring) */
                 sum_unreaped(sum, live, &key, old);
                 *old = r;
-        } else if (bpf_map_update_elem(&sum_inflight, &key, &r, BPF_NOEXIST) != 0) {
-                add(&sum->untracked, 1);
-                return 0;
-        } else
-                inflight_changed(sum, live, 1);
+        }
         if (!live->early)
                 return 0;
         struct sum_early *e = bpf_map_lookup_elem(&sum_early, &key);
