@@ -53,18 +53,19 @@ BT
         esac
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# every thread's time on a CPU, in ns (the scheduler's count: ticks are too coarse for an idle daemon)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {print s}'; }
 
 # The daemon started for summaries alone loads its programs with records in a thread once it traces (seconds of
 # the kernel's verifier, once a start): the steady state is measured after it, and that load said apart.
 settled() { # PID: waits until its CPU time stops growing; prints the seconds it took
         local t0 last now
         t0=$(date +%s%N)
-        last=$(cpu_ticks "$1")
+        last=$(cpu_ns "$1")
         for _ in $(seq 150); do
                 sleep 0.2
-                now=$(cpu_ticks "$1")
-                [ "$now" = "$last" ] && break
+                now=$(cpu_ns "$1")
+                [ $((now - last)) -lt 5000000 ] && break # under 2.5 % of a CPU: its drains alone
                 last=$now
         done
         awk -v ns="$(($(date +%s%N) - t0))" 'BEGIN {printf "%.1f", ns / 1e9}'
@@ -83,11 +84,11 @@ run_with() {
                 start_daemon "$top_srcdir/etc/aiotraced.conf" "$T/ao.out"
                 local start_ms=$((($(date +%s%N) - t0) / 1000000)) loaded_s
                 loaded_s=$(settled "$DAEMON_PID")
-                before=$(cpu_ticks "$DAEMON_PID")
+                before=$(cpu_ns "$DAEMON_PID")
                 read -r iops ios < <(run_load "$load")
-                after=$(cpu_ticks "$DAEMON_PID")
+                after=$(cpu_ns "$DAEMON_PID")
                 stop_daemon "$T/ao.out"
-                echo "$iops $ios $(((after - before)))e-2 $(stat_of "$T/ao.out" lost) $start_ms $loaded_s" ;;
+                echo "$iops $ios $(((after - before)))e-9 $(stat_of "$T/ao.out" lost) $start_ms $loaded_s" ;;
         bpftrace)
                 bt_script "$load" >"$T/bt.bt"
                 bpftrace "$T/bt.bt" >"$T/bt.out" 2>&1 &
@@ -122,7 +123,7 @@ for load in ${BENCH_LOADS:-zero_uring zero_libaio file_libaio}; do
                 read -r bt _ _ _ _ _ <<<"${got[bpftrace]}"
                 ao_ratio=$(awk -v a="$ao" -v b="$base" 'BEGIN {printf "%.3f", a / b}')
                 bt_ratio=$(awk -v a="$bt" -v b="$base" 'BEGIN {printf "%.3f", a / b}')
-                cpu_m=$(awk -v c="$ao_cpu" -v n="$ao_ios" 'BEGIN {printf "%.4f", c / (n / 1e6)}')
+                cpu_m=$(awk -v c="$ao_cpu" -v n="$ao_ios" 'BEGIN {printf "%.5f", c / (n / 1e6)}')
                 echo "round $round: untraced $base IOPS; aiotraced $ao_ratio (daemon $cpu_m s a million requests, lost $ao_lost, started in $ao_start ms, the rest loaded in $ao_loaded s); bpftrace $bt_ratio"
                 echo "$base" >>"$T/base.r"; echo "$ao_ratio" >>"$T/ao.r"; echo "$bt_ratio" >>"$T/bt.r"
                 echo "$cpu_m" >>"$T/cpu.r"; echo "$ao_lost" >>"$T/lost.r"; echo "$ao_start" >>"$T/start.r"
