@@ -275,8 +275,10 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
         struct bpf_program *prog;
         bpf_object__for_each_program(prog, c->skel->obj) {
                 const char *name = bpf_program__name(prog);
+                /* For summaries alone, neither the direct reads' kernel view nor io_uring's calls (written only
+                 * with records = "syscalls"): a reload that asks for them puts the whole set in force first. */
                 if (!program_wanted(t, name) || (!with_uring && strncmp(name, "uring_", 6) == 0) ||
-                    (c->summed_only && prog == c->skel->progs.aio_dio_begin))
+                    (c->summed_only && (prog == c->skel->progs.aio_dio_begin || strstr(name, "_io_uring_"))))
                         bpf_program__set_autoload(prog, false);
         }
         int r = capture__load(c->skel);

@@ -128,18 +128,24 @@ PY
 grep -q '"kind":"stats".*, calls = 0, ' "$T/ker.json" || fail "calls were written as records in kernel mode"
 
 echo "== a reload that asks for records: the programs, loaded for summaries alone, loaded again and in force in"
-echo "   their place; every request counted once, before and after"
+echo "   their place (io_uring's calls too, which summaries alone do not load); every request counted once"
 write_config "$T/sw.conf" 'capture = "bpf";' 'watch = ( { comm = "sw-*"; } );' 'records = [ "summary" ];' \
         'summary_interval = 60;' 'output = { format = "json"; };'
 start_daemon_json "$T/sw.conf" "$T/sw.json"
 "$WORKLOAD" --comm sw-before --truth "$T/before.truth" --dir "$T/w" --pause-us 2000 || fail "workload failed"
-write_config "$T/sw.conf" 'capture = "bpf";' 'watch = ( { comm = "sw-*"; } );' 'records = [ "requests", "summary" ];' \
-        'summary_interval = 60;' 'output = { format = "json"; };'
+write_config "$T/sw.conf" 'capture = "bpf";' 'watch = ( { comm = "sw-*"; } );' \
+        'records = [ "syscalls", "requests", "summary" ];' 'summary_interval = 60;' 'output = { format = "json"; };'
 kill -HUP "$DAEMON_PID"
 for _ in $(seq 3000); do grep -q '"message":"\[info\] reloaded' "$T/sw.json" && break; sleep 0.01; done
 grep -q '"message":"\[info\] reloaded' "$T/sw.json" || fail "no reload within 30 s"
 "$WORKLOAD" --comm sw-after --truth "$T/after.truth" --dir "$T/w" --pause-us 2000 || fail "workload failed"
+[ -x "$URING" ] && { "$URING" --comm sw-uring --dir "$T/w" --truth "$T/sw-uring.truth" ||
+        fail "the io_uring workload failed"; }
 stop_daemon "$T/sw.json"
+if [ -x "$URING" ]; then
+        grep -q '"kind":"call".*"syscall":"io_uring_enter".*"comm":"sw-uring"' "$T/sw.json" ||
+                fail "after the reload, io_uring_enter was not written"
+fi
 "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format json --trace "$T/sw.json" --truth "$T/before.truth" \
         --summary-only --strict || fail "before the reload, the summary of sw-before differs from its truth"
 "$PYTHON3" "$top_srcdir/tests/compare_requests.py" --format json --trace "$T/sw.json" --truth "$T/after.truth" \
