@@ -71,8 +71,9 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
         p->link_req = u->linked ? u->req : 0;
         if (proc_in_flight(p) > p->iv.inflight_max)
                 p->iv.inflight_max = proc_in_flight(p);
-        /* a registered file's index names no fd of the process: its path comes with the completion */
-        if (t->opt.paths && !u->fixed_file && !u->no_file)
+        /* a registered file's index names no fd of the process: its path comes with the completion.  One the
+         * kernel refused at submit never took the file its fd names (it is taken at the issue): no path. */
+        if (t->opt.paths && !u->fixed_file && !u->no_file && !u->failed)
                 fdpath_lookup(&t->paths, u->pid, u->fd, u->file, generation, &r->path, &r->path_state);
 }
 

@@ -472,8 +472,9 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 1);
         reap(&ring, 2);
-        /* a request that fails before it is submitted: an opcode no kernel has */
-        sqe = sqe_for(&ring, "op_250", fa, false, a, 0, 0);
+        /* a request that fails before it is submitted: an opcode no kernel has.  Refused before it took its file
+         * (the kernel takes it at the issue): no path, whatever the fd names */
+        sqe = sqe_for(&ring, "op_250", fa, false, NULL, 0, 0);
         io_uring_prep_nop(sqe);
         sqe->opcode = 250;
         sqe->fd = fa;
@@ -481,8 +482,8 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 1);
         reap(&ring, 1);
-        /* and one whose prep refuses it: an fsync with flags no kernel has */
-        sqe = sqe_for(&ring, "fsync", fb, false, b, 0, 0);
+        /* and one whose prep refuses it: an fsync with flags no kernel has (no file taken either) */
+        sqe = sqe_for(&ring, "fsync", fb, false, NULL, 0, 0);
         io_uring_prep_fsync(sqe, fb, 0x80);
         wants[n_wants].failed = true;
         tag(sqe);
