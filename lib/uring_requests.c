@@ -79,9 +79,19 @@ void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint
 
 /* The file the kernel used, where it is not the one the fd named at the submit (another thread pointed the fd
  * elsewhere before the request was issued, or a registered file, which names no fd): its path instead. */
-static void kernel_file_path(struct tracker *t, struct request *r, const struct capture_file *kf, uint64_t generation) {
-        if (!kf || r->no_file || !t->opt.paths ||
-            (kf->mnt_id == r->file_mnt_id && kf->ino == r->file_ino))
+static void kernel_file_path(struct tracker *t, struct request *r, const struct capture_file *kf, int32_t res,
+                             uint64_t generation) {
+        if (r->no_file || !t->opt.paths)
+                return;
+        /* The kernel takes the file when it issues the request (after the submit, in a worker, or behind a link):
+         * one that failed with EBADF and held none found the fd closed by then.  Not the file the fd named. */
+        if (!kf && res == -EBADF && !r->fixed_file && !r->submit_failed && r->path_state != PATH_NOT_FD) {
+                path_str_unref(r->path);
+                r->path = NULL;
+                r->path_state = PATH_GONE;
+                return;
+        }
+        if (!kf || (kf->mnt_id == r->file_mnt_id && kf->ino == r->file_ino))
                 return;
         path_str_unref(r->path);
         r->file_mnt_id = kf->mnt_id;
@@ -114,7 +124,7 @@ static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pi
                 r->end = END_REAPED;
         }
         if (n != NIL)
-                kernel_file_path(t, r, kernel_file, generation);
+                kernel_file_path(t, r, kernel_file, res, generation);
         r->reap_tid = tid;
         r->end_time = time;
         r->has_result = true;

@@ -231,6 +231,40 @@ static void scribbled_sqe(struct io_uring *ring, const char *dir) {
         free(c);
 }
 
+/* An fsync linked behind a poll on a pipe, its fd closed (and with reopen, opened again on another file) before
+ * the pipe is written: the kernel takes a request's file when it issues it, once the poll is done, so it finds
+ * the fd closed (EBADF, no file: no path) or naming the other file (whose path it is). */
+static void fsync_after_close(struct io_uring *ring, const char *dir, bool reopen) {
+        int p[2];
+        char ppath[64];
+        new_pipe(p, ppath);
+        char *old = path_in(dir, "closed.dat"), *other = path_in(dir, "reopened.dat");
+        int fd = open(old, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                die(old, errno);
+        struct io_uring_sqe *sqe = sqe_for(ring, "poll", p[0], false, ppath, 0, 0);
+        io_uring_prep_poll_add(sqe, p[0], POLLIN);
+        sqe->flags |= IOSQE_IO_LINK;
+        tag(sqe);
+        sqe = sqe_for(ring, "fsync", fd, false, reopen ? other : NULL, 0, 0);
+        io_uring_prep_fsync(sqe, fd, 0);
+        tag(sqe);
+        submit(ring, 2);
+        usleep(20000);
+        close(fd);
+        if (reopen && open(other, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) != fd)
+                die("the fd was not reused", EBADF);
+        if (write(p[1], "x", 1) != 1)
+                die("write", errno);
+        reap(ring, 2);
+        if (reopen)
+                close(fd);
+        close(p[0]);
+        close(p[1]);
+        free(old);
+        free(other);
+}
+
 /* A ring that makes one request (a nop) and is torn down, then the process lives on for linger_ms: its ring's
  * memory goes back to the kernel, which may give it to the next ring made on the host. */
 static int ring_once(unsigned linger_ms) {
@@ -392,6 +426,8 @@ int main(int argc, char **argv) {
         tag(sqe);
         submit(&ring, 2);
         reap(&ring, 2);
+        fsync_after_close(&ring, dir, false);
+        fsync_after_close(&ring, dir, true);
         /* fixed buffers */
         struct iovec fixed[2] = { { buf[6], 8192 }, { buf[7], 8192 } };
         if ((r = io_uring_register_buffers(&ring, fixed, 2)) < 0)
