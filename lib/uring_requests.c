@@ -96,11 +96,10 @@ static void kernel_file_path(struct tracker *t, struct request *r, const struct 
         path_str_unref(r->path);
         r->file_mnt_id = kf->mnt_id;
         r->file_ino = kf->ino;
-        /* The file as the capture met it under a path, or else what the fd names now, if that is the file (a
-         * process in a mount namespace of its own: the capture's walk does not end at the daemon's root). */
-        if (r->fixed_file)
-                fdpath_of_identity(&t->paths, r->pid, kf->mnt_id, kf->ino, generation, &r->path, &r->path_state);
-        else
+        fdpath_of_identity(&t->paths, r->pid, kf->mnt_id, kf->ino, generation, &r->path, &r->path_state);
+        /* Never met under a path (a process in a mount namespace of its own: the capture's walk does not end at
+         * the daemon's root): what the fd names now, if that is the file. */
+        if (r->path_state == PATH_NOT_KNOWN && !r->fixed_file)
                 fdpath_lookup(&t->paths, r->pid, r->fd, kf, generation, &r->path, &r->path_state);
 }
 
