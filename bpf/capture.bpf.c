@@ -631,9 +631,8 @@ static __always_inline void cgroup_bits(struct loop_ctx *l, const struct capture
 /* Whether the current thread is watched: every class an entry needs must keep its bit.  The verdict is kept
  * per thread for its name, cgroup and uid under one watch generation (an exec forgets it); without task
  * storage it is made every time. */
-static __always_inline int watched_as(struct loop_ctx *l, struct thread_state *ts, const char *comm) {
-        __u32 zero = 0;
-        struct capture_watch *w = bpf_map_lookup_elem(&watch, &zero);
+static __always_inline int watched_as(struct loop_ctx *l, const struct capture_watch *w, struct thread_state *ts,
+                                      const char *comm) {
         if (!w)
                 return 0;
         /* A daemon in a container sees its own: what it cannot see is never watched, nor its pids taken for
@@ -703,7 +702,7 @@ static __always_inline int watched(struct loop_ctx *l, struct thread_state *ts) 
         }
         char comm[GLOB_COMM_SIZE];
         bpf_get_current_comm(comm, sizeof(comm));
-        return watched_as(l, ts, comm);
+        return watched_as(l, w, ts, comm);
 }
 
 /* Whether the thread was watched before an exec: by the verdict it keeps from its calls, or by its pid.  A
@@ -942,29 +941,51 @@ static __always_inline void ring_reaped_by_call(__u64 ctx) {
                 v->by_call = 1;
 }
 
-/* The completions reaped from ctx's ring since the last look, by the program itself or by io_getevents (see
- * CAPTURE_F_RING): from where the last look's head was to the head now, less the `own` last ones, which this
- * io_getevents returned itself.  Those still waiting in the ring are taken once they are reaped.  The first
- * look starts at head: what was reaped before it is not known. */
-static __always_inline void capture_ring(struct scratch *s, __u64 ctx, __u32 own) {
+/* What of ctx's ring is new since the last look: from where that look's head was to the head now, less the
+ * `own` last ones, which the io_getevents at hand returned itself.  The first look starts at head: what was
+ * reaped before it is not known.  Returns the ring's state where there is something to take; with nothing, it
+ * moves the state on to head. */
+struct ring_window {
+        struct ring_key key;
+        __u32 nr;
+        __u32 head;
+        __u32 start;
+        __u32 count;
+};
+
+static __always_inline struct ring_state *ring_window(__u64 ctx, __u32 own, struct ring_window *ret) {
         __u32 hdr[AIO_RING_HEADER / 4];
         if (!ctx || bpf_probe_read_user(hdr, sizeof(hdr), (const void *) ctx) != 0)
-                return;
+                return 0;
         __u32 nr = hdr[1], head = hdr[2], tail = hdr[3];
         if (hdr[4] != AIO_RING_MAGIC || hdr[7] != AIO_RING_HEADER || nr == 0 || head >= nr || tail >= nr)
-                return;
-        struct ring_key key;
-        struct ring_state *v = ring_state_of(ctx, &key);
+                return 0;
+        struct ring_state *v = ring_state_of(ctx, &ret->key);
         if (!v)
-                return;
+                return 0;
         __u32 start = v->next < nr ? v->next : head;
         __u32 count = head >= start ? head - start : nr - start + head;
         count = count > own ? count - own : 0;
         if (count == 0) {
                 if (v->next != head)
                         v->next = head;
-                return;
+                return 0;
         }
+        ret->nr = nr;
+        ret->head = head;
+        ret->start = start;
+        ret->count = count;
+        return v;
+}
+
+/* The completions reaped from ctx's ring since the last look, by the program itself or by io_getevents (see
+ * CAPTURE_F_RING).  Those still waiting in the ring are taken once they are reaped. */
+static __always_inline void capture_ring(struct scratch *s, __u64 ctx, __u32 own) {
+        struct ring_window rw;
+        struct ring_state *v = ring_window(ctx, own, &rw);
+        if (!v)
+                return;
+        __u32 nr = rw.nr, head = rw.head, start = rw.start, count = rw.count;
         int capped = count > CAPTURE_RING_MAX;
         if (capped)
                 count = CAPTURE_RING_MAX;
@@ -2265,7 +2286,8 @@ static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM
         else
                 bpf_get_current_comm(comm, GLOB_COMM_SIZE);
         *ret_ts = thread_state();
-        return watched_as(l, *ret_ts, comm);
+        __u32 zero = 0;
+        return watched_as(l, bpf_map_lookup_elem(&watch, &zero), *ret_ts, comm);
 }
 
 /* A submit record of the current thread, as io_uring_submit_req's format file lays it out (the daemon reads it

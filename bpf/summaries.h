@@ -479,35 +479,21 @@ static long sum_ring_step(__u32 i, void *ctx) {
 
 static __always_inline void sum_ring(__u64 ctx, __u32 own, __u32 tgid, struct capture_sum *sum,
                                      struct sum_live *live) {
-        __u32 hdr[AIO_RING_HEADER / 4];
-        if (!ctx || bpf_probe_read_user(hdr, sizeof(hdr), (const void *) ctx) != 0)
-                return;
-        __u32 nr = hdr[1], head = hdr[2], tail = hdr[3];
-        if (hdr[4] != AIO_RING_MAGIC || hdr[7] != AIO_RING_HEADER || nr == 0 || head >= nr || tail >= nr)
-                return;
-        struct ring_key key;
-        struct ring_state *v = ring_state_of(ctx, &key);
+        struct ring_window rw;
+        struct ring_state *v = ring_window(ctx, own, &rw);
         if (!v)
                 return;
-        __u32 start = v->next < nr ? v->next : head;
-        __u32 count = head >= start ? head - start : nr - start + head;
-        count = count > own ? count - own : 0;
-        if (count == 0) {
-                v->next = head;
-                return;
-        }
-        __u32 by_call = v->by_call;
-        struct sum_ring_walk w = { .c = { .ctx = ctx, .n = count < CAPTURE_RING_MAX ? count : CAPTURE_RING_MAX,
+        struct sum_ring_walk w = { .c = { .ctx = ctx, .n = rw.count < CAPTURE_RING_MAX ? rw.count : CAPTURE_RING_MAX,
                                           .tgid = tgid, .sum = sum, .live = live },
-                                   .nr = nr, .start = start, .by_call = by_call };
+                                   .nr = rw.nr, .start = rw.start, .by_call = v->by_call };
         bpf_loop(CAPTURE_RING_MAX, sum_ring_step, &w, 0);
-        v = bpf_map_lookup_elem(&ring_tails, &key);
+        v = bpf_map_lookup_elem(&ring_tails, &rw.key);
         if (!v)
                 return;
-        __u32 next = start + w.c.n;
-        if (next >= nr)
-                next -= nr;
-        v->next = w.c.n == count ? head : next;
+        __u32 next = rw.start + w.c.n;
+        if (next >= rw.nr)
+                next -= rw.nr;
+        v->next = w.c.n == rw.count ? rw.head : next;
 }
 
 /* The requests of one process (or of one of its AIO contexts) in flight, ended with it: what a process's end,
@@ -547,41 +533,48 @@ __noinline int sum_forget(__u32 tgid, const struct capture_sum_key *pk, __u64 ct
  * thread's, with the call's arguments.  Global functions, one for each kind of call: the verifier checks each
  * once, not in each call's program, and the call's record's room is not on their stack. */
 
-/* io_submit: enter_time 0, begun before tracing (then its requests are from its exit). */
-__noinline int sum_submit(struct thread_state *ts, long ret, __u64 enter_time) {
-        if (!ts)
-                return 0;
-        __u32 tgid = (__u32) (bpf_get_current_pid_tgid() >> 32);
+/* The call's process and where its counts go: 0 where there is nowhere to count. */
+static __always_inline int sum_here(struct sum_call *ret) {
         struct capture_sum_key pk = sum_key_now();
         struct sum_live *live = live_here();
         struct capture_sum *sum = sum_of(&pk);
         if (!live || !sum)
                 return 0;
-        sum_ring(ts->args[0], 0, tgid, sum, live);
+        ret->tgid = (__u32) (bpf_get_current_pid_tgid() >> 32);
+        ret->sum = sum;
+        ret->live = live;
+        return 1;
+}
+
+/* io_submit: enter_time 0, begun before tracing (then its requests are from its exit). */
+__noinline int sum_submit(struct thread_state *ts, long ret, __u64 enter_time) {
+        struct sum_call c = {};
+        if (!ts || !sum_here(&c))
+                return 0;
+        sum_ring(ts->args[0], 0, c.tgid, c.sum, c.live);
         if (ret <= 0)
                 return 0;
-        struct sum_call c = { .ctx = ts->args[0], .base = ts->args[2], .n = (__u32) ret, .tgid = tgid, .sum = sum,
-                              .live = live, .time = enter_time ? enter_time : bpf_ktime_get_ns() };
+        c.ctx = ts->args[0];
+        c.base = ts->args[2];
+        c.n = (__u32) ret;
+        c.time = enter_time ? enter_time : bpf_ktime_get_ns();
         bpf_loop(65536, sum_submit_step, &c, 0);
         return 0;
 }
 
 /* io_getevents, io_pgetevents. */
 __noinline int sum_reap(struct thread_state *ts, long ret) {
-        if (!ts)
-                return 0;
-        __u32 tgid = (__u32) (bpf_get_current_pid_tgid() >> 32);
-        struct capture_sum_key pk = sum_key_now();
-        struct sum_live *live = live_here();
-        struct capture_sum *sum = sum_of(&pk);
-        if (!live || !sum)
+        struct sum_call c = {};
+        if (!ts || !sum_here(&c))
                 return 0;
         if (ret > 0) {
-                struct sum_call c = { .ctx = ts->args[0], .base = ts->args[3], .n = (__u32) ret, .tgid = tgid,
-                                      .sum = sum, .live = live, .time = bpf_ktime_get_ns() };
+                c.ctx = ts->args[0];
+                c.base = ts->args[3];
+                c.n = (__u32) ret;
+                c.time = bpf_ktime_get_ns();
                 bpf_loop(65536, sum_reap_step, &c, 0);
         }
-        sum_ring(ts->args[0], ret > 0 ? (__u32) ret : 0, tgid, sum, live);
+        sum_ring(ts->args[0], ret > 0 ? (__u32) ret : 0, c.tgid, c.sum, c.live);
         return 0;
 }
 
