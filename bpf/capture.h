@@ -33,6 +33,26 @@ typedef uint32_t capture_u32;
 typedef uint64_t capture_u64;
 #endif
 
+/* The kinds of the tracepoints' records (lib/tracepoints.c has a row for each): the capture writes some in the
+ * tracepoint's stead, under the tracepoint's id the daemon gives it (tp_id_of). */
+enum event_kind {
+        EVENT_SYS_ENTER,
+        EVENT_SYS_EXIT,
+        EVENT_FORK,      /* sched:sched_process_fork, to follow the threads of watched pids */
+        EVENT_PROC_EXIT, /* sched:sched_process_exit of a whole process (group_dead): its requests end */
+        EVENT_PROC_EXEC, /* sched:sched_process_exec: its AIO contexts go with its old memory */
+        EVENT_URING_SUBMIT,   /* io_uring:io_uring_submit_req: a request of a ring, with the capture's details */
+        EVENT_URING_COMPLETE, /* io_uring:io_uring_complete: its completion */
+        EVENT_URING_FAILED,   /* io_uring:io_uring_req_failed: the capture writes it as a submit */
+        EVENT_URING_OVERFLOW, /* io_uring:io_uring_cqe_overflow: a completion the CQ ring had no room for */
+        /* the capture's alone: no record of theirs reaches the engine */
+        EVENT_EXIT_GROUP,   /* syscalls:sys_enter_exit_group: the AIO rings' last completions */
+        EVENT_CGROUP_MKDIR, /* cgroup_mkdir (tp_btf): counted, for the daemon to look at new cgroups */
+        EVENT_DIO_BEGIN,    /* iomap_dio_rw_begin (tp_btf): the kernel's own view of a direct read or write */
+        EVENT_URING_CREATE, /* io_uring_create (tp_btf): a new ring forgets the owner of the one before it */
+        _EVENT_KIND_MAX,
+};
+
 enum aio_syscall {
         AIO_IO_SETUP,
         AIO_IO_DESTROY,

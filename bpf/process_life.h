@@ -66,7 +66,7 @@ int proc_exit(struct proc_exit_ctx *ctx) {
         struct scratch *s = record_begin_watched(&l);
         if (!s)
                 return NEUTRAL;
-        put_common(s->buf, proc_exit_tp_id);
+        put_common(s->buf, tp_id_of[EVENT_PROC_EXIT]);
         __builtin_memcpy(s->buf + 8, ctx->comm, 16);
         *(__s32 *) (s->buf + 24) = ctx->pid;
         *(__s32 *) (s->buf + 28) = ctx->prio;
@@ -93,7 +93,7 @@ int proc_exec(struct proc_exec_ctx *ctx) {
                 count(CAPTURE_CNT_NO_SCRATCH);
                 return NEUTRAL;
         }
-        put_common(s->buf, proc_exec_tp_id);
+        put_common(s->buf, tp_id_of[EVENT_PROC_EXEC]);
         *(__u32 *) (s->buf + 8) = 24; /* the filename: empty, at the end */
         *(__s32 *) (s->buf + 12) = ctx->pid;
         *(__s32 *) (s->buf + 16) = ctx->old_pid;

@@ -17,11 +17,8 @@ static const __u8 aio_vectored[AIO_OPCODE_MAX + 1] = { AIO_OPS(AIO_VECTORED_ROW)
 const volatile __u16 enter_tp_id[_AIO_SYSCALL_MAX] = {};
 const volatile __u16 exit_tp_id[_AIO_SYSCALL_MAX] = {};
 const volatile __u32 max_items = CAPTURE_MAX_ITEMS;
-const volatile __u16 proc_exit_tp_id = 0;
-const volatile __u16 proc_exec_tp_id = 0;
-const volatile __u16 uring_submit_tp_id = 0;
-const volatile __u16 uring_complete_tp_id = 0;
-const volatile __u16 uring_overflow_tp_id = 0;
+/* the ids of the other tracepoints whose records the capture writes in their stead, by kind */
+const volatile __u16 tp_id_of[_EVENT_KIND_MAX] = {};
 /* The daemon's pid namespace (its nsfs device and inode), when it is not the first: the pids a record carries of
  * its own are the ones the daemon sees, as perf gives its samples'.  0: the host's, as the kernel has them. */
 const volatile __u64 pidns_dev = 0;

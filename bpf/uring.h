@@ -205,7 +205,7 @@ static __always_inline int uring_watched(struct loop_ctx *l, char comm[GLOB_COMM
  * so): the common fields, the request, and who submitted it. */
 static __always_inline void uring_submit_begin(struct uring_record *r, __u64 ring, __u64 req, __u64 user_data,
                                                __u8 opcode, const char *comm, __u64 id) {
-        put_common(r->raw, uring_submit_tp_id);
+        put_common(r->raw, tp_id_of[EVENT_URING_SUBMIT]);
         r->submit.ctx = ring;
         r->submit.req = req;
         r->submit.user_data = user_data;
@@ -337,7 +337,7 @@ static __always_inline int uring_completion(__u64 *ctx, const int typed) {
                 return NEUTRAL;
         count(CAPTURE_CNT_RECORDS);
         struct uring_record r = {};
-        put_common(r.raw, uring_complete_tp_id);
+        put_common(r.raw, tp_id_of[EVENT_URING_COMPLETE]);
         r.complete.ctx = ring;
         r.complete.req = ctx[1];
         r.complete.user_data = cqe.user_data;
@@ -474,7 +474,7 @@ int uring_overflow(struct uring_overflow_ctx *ctx) {
                 struct uring_overflow_ctx raw;
                 struct capture_uring u;
         } r = {};
-        put_common((__u8 *) &r.raw, uring_overflow_tp_id);
+        put_common((__u8 *) &r.raw, tp_id_of[EVENT_URING_OVERFLOW]);
         r.raw.ctx = ring;
         r.raw.user_data = ctx->user_data;
         r.raw.res = ctx->res;

@@ -82,118 +82,61 @@ static bool kernel_has_rdonly_cast(void) {
         return has;
 }
 
-/* The program for an event: named for it in capture.bpf.c ("enter_io_submit", "proc_exit", ...); empty when
- * the event has none. */
-static void program_name(const struct event_desc *d, char *buf, size_t size) {
-        switch (d->kind) {
-        case EVENT_SYS_ENTER:
-                snprintf(buf, size, "enter_%s", aio_syscall_name(d->syscall));
-                break;
-        case EVENT_SYS_EXIT:
-                snprintf(buf, size, "exit_%s%s", aio_syscall_name(d->syscall),
-                         d->syscall == AIO_IO_SUBMIT && !kernel_has_rdonly_cast() ? "_probed" : "");
-                break;
-        case EVENT_PROC_EXIT:
-                snprintf(buf, size, "proc_exit");
-                break;
-        case EVENT_PROC_EXEC:
-                snprintf(buf, size, "proc_exec");
-                break;
-        case EVENT_URING_SUBMIT:
-                snprintf(buf, size, kernel_has_rdonly_cast() ? "uring_submit" : "uring_submit_probed");
-                break;
-        case EVENT_URING_COMPLETE:
-                snprintf(buf, size, kernel_has_rdonly_cast() ? "uring_complete" : "uring_complete_probed");
-                break;
-        case EVENT_URING_FAILED:
-                snprintf(buf, size, "uring_failed");
-                break;
-        case EVENT_URING_OVERFLOW:
-                snprintf(buf, size, "uring_overflow");
-                break;
-        default:
-                buf[0] = 0;
-        }
+static bool object_has_program(const char *name, void *userdata) {
+        const struct capture *skel = userdata;
+        return bpf_object__find_program_by_name(skel->obj, name) != NULL;
 }
 
-/* A program whose event the table lacks (a kernel without it, or not asked for) is not loaded. */
-static bool program_wanted(const struct event_table *t, const char *name) {
+/* The program for an event, as the tracepoints' table names it; empty when the event has none. */
+static void program_name(const struct capture *skel, const struct event_desc *d, char *buf, size_t size) {
+        bool of_syscall = d->kind == EVENT_SYS_ENTER || d->kind == EVENT_SYS_EXIT;
+        tracepoint_program(d->kind, of_syscall ? aio_syscall_name(d->syscall) : NULL, !kernel_has_rdonly_cast(),
+                           object_has_program, (void *) skel, buf, size);
+}
+
+/* Whether a program of the object is loaded: its records are asked for (the event table has them), or the
+ * tracepoints' table loads it with the capture whatever is asked.  -ENOENT: no row of the table names it. */
+static int program_wanted(const struct capture *skel, const struct event_table *t, const char *name) {
         char want[64];
-        if (strcmp(name, "proc_fork") == 0 || strcmp(name, "proc_exit_group") == 0 || strcmp(name, "cgroup_made") == 0)
-                return true; /* follows children; the AIO rings at exit; counts cgroups made: no event of the table */
-        if (strcmp(name, "aio_dio_begin") == 0) /* where the kernel has the tracepoint (iomap) */
-                return libbpf_find_vmlinux_btf_id("iomap_dio_rw_begin", BPF_TRACE_RAW_TP) >= 0;
-        if (strcmp(name, "uring_created") == 0) /* with io_uring's others (their prefix) */
-                return libbpf_find_vmlinux_btf_id("io_uring_create", BPF_TRACE_RAW_TP) >= 0;
         for (size_t k = 0; k < t->n_events; k++) {
-                program_name(&t->events[k], want, sizeof(want));
+                program_name(skel, &t->events[k], want, sizeof(want));
                 if (strcmp(want, name) == 0)
-                        return true;
+                        return 1;
         }
-        return false;
+        bool named = false;
+        for (enum event_kind kind = 0; kind < _EVENT_KIND_MAX; kind++) {
+                const struct tracepoint *tp = tracepoint_of(kind);
+                if (!tp->program)
+                        continue;
+                if (strchr(tp->program, '%')) {
+                        /* the syscalls': of those the table lacks (io_uring's calls on a kernel without them) */
+                        for (enum aio_syscall sc = 0; sc < _AIO_SYSCALL_MAX && !named; sc++) {
+                                tracepoint_expand(tp->program, aio_syscall_name(sc), want, sizeof(want));
+                                named = strcmp(want, name) == 0;
+                                if (!named && tp->program_probed) {
+                                        tracepoint_expand(tp->program_probed, aio_syscall_name(sc), want, sizeof(want));
+                                        named = strcmp(want, name) == 0;
+                                }
+                        }
+                        continue;
+                }
+                if (strcmp(tp->program, name) == 0 || (tp->program_probed && strcmp(tp->program_probed, name) == 0)) {
+                        if (tp->program_when == PROGRAM_ALWAYS)
+                                return 1;
+                        if (tp->program_when == PROGRAM_IF_KERNEL)
+                                return libbpf_find_vmlinux_btf_id(tp->name, BPF_TRACE_RAW_TP) >= 0;
+                        named = true;
+                }
+        }
+        return named ? 0 : -ENOENT;
 }
 
 /* The program writes the records itself: their layout must be what the format files say. */
 static int check_layout(const struct event_table *t, char *error, size_t error_size) {
         for (size_t k = 0; k < t->n_events; k++) {
-                const struct event_desc *d = &t->events[k];
-                if (d->kind == EVENT_SYS_ENTER) {
-                        bool ok = d->record_size == 16 + 8 * d->n_args;
-                        for (unsigned i = 0; i < d->n_args; i++)
-                                ok = ok && d->args[i].offset == 16 + 8 * i && d->args[i].size == 8;
-                        if (!ok) {
-                                snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel "
-                                         "capture writes (8-byte arguments from offset 16)", d->system, d->name);
-                                return -EPROTO;
-                        }
-                }
-                if (d->kind == EVENT_PROC_EXIT &&
-                    (d->record_size != 33 || d->args[0].offset != 24 || d->args[1].offset != 32)) {
-                        snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel capture "
-                                 "writes (pid at 24, group_dead at 32)", d->system, d->name);
-                        return -EPROTO;
-                }
-                if (d->kind == EVENT_PROC_EXEC && (d->args[0].offset != 12 || d->args[1].offset != 16)) {
-                        snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel capture "
-                                 "writes (pid at 12, old_pid at 16)", d->system, d->name);
-                        return -EPROTO;
-                }
-                /* io_uring_req_failed's program takes the tracepoint's arguments (tp_btf), not its record */
-                if (d->kind >= EVENT_URING_SUBMIT && d->kind <= EVENT_URING_OVERFLOW && d->kind != EVENT_URING_FAILED) {
-                        /* capture.bpf.c's uring_*_ctx: each field's offset and size, and the record's */
-                        static const struct {
-                                unsigned size;
-                                unsigned n;
-                                unsigned field[AIO_ARGS_MAX][2];
-                        } layout[] = {
-                                [EVENT_URING_SUBMIT - EVENT_URING_SUBMIT] = { CAPTURE_URING_RAW_SIZE, 6,
-                                        { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 1 }, { 40, 8 }, { 48, 1 } } },
-                                [EVENT_URING_COMPLETE - EVENT_URING_SUBMIT] = { CAPTURE_URING_RAW_SIZE, 5,
-                                        { { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 4 }, { 36, 4 } } },
-                                [EVENT_URING_OVERFLOW - EVENT_URING_SUBMIT] = { CAPTURE_URING_OVERFLOW_RAW_SIZE, 5,
-                                        { { 8, 8 }, { 16, 8 }, { 24, 4 }, { 28, 4 }, { 32, 8 } } },
-                        };
-                        const __typeof__(layout[0]) *l = &layout[d->kind - EVENT_URING_SUBMIT];
-                        bool ok = d->record_size == l->size && d->n_args == l->n;
-                        for (unsigned i = 0; ok && i < d->n_args; i++)
-                                ok = d->args[i].offset == l->field[i][0] && d->args[i].size == l->field[i][1];
-                        if (!ok) {
-                                snprintf(error, error_size, "the format of %s:%s is not the layout the in-kernel "
-                                         "capture writes", d->system, d->name);
-                                return -EPROTO;
-                        }
-                }
-                if (d->kind != EVENT_SYS_EXIT)
-                        continue;
-                if (d->record_size != CAPTURE_EXIT_RAW_SIZE || d->args[0].offset != CAPTURE_EXIT_RET_OFFSET ||
-                    d->args[0].size != 8 || t->common_type.offset != 0 || t->common_type.size != 2) {
-                        snprintf(error, error_size,
-                                 "the format of %s:%s (%u bytes, ret at %u) is not the layout the in-kernel capture "
-                                 "writes (%d bytes, ret at %d)",
-                                 d->system, d->name, d->record_size, d->args[0].offset, CAPTURE_EXIT_RAW_SIZE,
-                                 CAPTURE_EXIT_RET_OFFSET);
-                        return -EPROTO;
-                }
+                int r = tracepoint_check_layout(&t->events[k], &t->common_type, error, error_size);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -240,16 +183,8 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
                         c->skel->rodata->exit_tp_id[d->syscall] = (uint16_t) d->tp_id;
                 else if (d->kind == EVENT_SYS_ENTER)
                         c->skel->rodata->enter_tp_id[d->syscall] = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_PROC_EXIT)
-                        c->skel->rodata->proc_exit_tp_id = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_PROC_EXEC)
-                        c->skel->rodata->proc_exec_tp_id = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_URING_SUBMIT)
-                        c->skel->rodata->uring_submit_tp_id = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_URING_COMPLETE)
-                        c->skel->rodata->uring_complete_tp_id = (uint16_t) d->tp_id;
-                else if (d->kind == EVENT_URING_OVERFLOW)
-                        c->skel->rodata->uring_overflow_tp_id = (uint16_t) d->tp_id;
+                else
+                        c->skel->rodata->tp_id_of[d->kind] = (uint16_t) d->tp_id;
         }
         c->skel->rodata->max_items = MIN(max_items, (unsigned) CAPTURE_MAX_ITEMS);
         /* In a container, the records' pids are the container's, as perf's samples are. */
@@ -275,9 +210,15 @@ static int load(struct bpf_capture *c, const struct event_table *t, unsigned max
         struct bpf_program *prog;
         bpf_object__for_each_program(prog, c->skel->obj) {
                 const char *name = bpf_program__name(prog);
+                int wanted = program_wanted(c->skel, t, name);
+                if (wanted < 0) {
+                        snprintf(error, error_size, "the BPF program %s has no row in the tracepoints' table", name);
+                        capture__destroy(TAKE_PTR(c->skel));
+                        return -EPROTO;
+                }
                 /* For summaries alone, neither the direct reads' kernel view nor io_uring's calls (written only
                  * with records = "syscalls"): a reload that asks for them puts the whole set in force first. */
-                if (!program_wanted(t, name) || (!with_uring && strncmp(name, "uring_", 6) == 0) ||
+                if (!wanted || (!with_uring && strncmp(name, "uring_", 6) == 0) ||
                     (c->summed_only && (prog == c->skel->progs.aio_dio_begin || strstr(name, "_io_uring_"))))
                         bpf_program__set_autoload(prog, false);
         }
@@ -342,14 +283,22 @@ int bpf_capture_open(const struct event_table *t, unsigned max_items, bool summe
         if (r < 0)
                 goto fail;
 
+        /* the tracepoints' table and the object agree: every program it names is there */
         for (size_t k = 0; k < t->n_events; k++) {
                 const struct event_desc *d = &t->events[k];
                 char name[64];
-                program_name(d, name, sizeof(name));
-                if ((d->kind == EVENT_SYS_ENTER || d->kind == EVENT_SYS_EXIT) &&
-                    !bpf_object__find_program_by_name(c->skel->obj, name)) {
+                program_name(c->skel, d, name, sizeof(name));
+                if (name[0] && !object_has_program(name, c->skel)) {
                         r = -ENOENT;
-                        snprintf(error, error_size, "no BPF program for %s:%s", d->system, d->name);
+                        snprintf(error, error_size, "no BPF program %s for %s:%s", name, d->system, d->name);
+                        goto fail;
+                }
+        }
+        for (enum event_kind kind = 0; kind < _EVENT_KIND_MAX; kind++) {
+                const struct tracepoint *tp = tracepoint_of(kind);
+                if (tp->program && !strchr(tp->program, '%') && !object_has_program(tp->program, c->skel)) {
+                        r = -ENOENT;
+                        snprintf(error, error_size, "no BPF program %s for %s:%s", tp->program, tp->system, tp->name);
                         goto fail;
                 }
         }
@@ -465,7 +414,7 @@ static bool uring_call_event(const struct event_desc *d) {
 
 static int attach_event(struct bpf_capture *c, size_t k, const struct event_desc *d, char *error, size_t error_size) {
         char name[64];
-        program_name(d, name, sizeof(name));
+        program_name(c->skel, d, name, sizeof(name));
         struct bpf_program *prog = name[0] ? bpf_object__find_program_by_name(c->skel->obj, name) : NULL;
         if (!prog || c->links[k] || !bpf_program__autoload(prog))
                 return 0;

@@ -281,7 +281,7 @@ static void handle_exit(struct engine *e, size_t ring, struct thread *th, const 
                 .tid = s->tid,
                 .exit_time = s->time,
                 .exit_cpu = s->cpu,
-                .ret = sign_extend(load_field(s->raw, s->raw_size, d->args[0].offset, d->args[0].size),
+                .ret = sign_extend(event_field(d, s->raw, s->raw_size, EXIT_RET),
                                    d->args[0].size),
                 .array_state = MEM_NOT_READ,
                 .aux_state = MEM_NOT_READ,
@@ -410,7 +410,7 @@ static bool handle_ring_only(struct engine *e, const struct sample *s, const str
         if (d->syscall != AIO_IO_DESTROY || capture_view_parse(s->raw, s->raw_size, d->record_size, &v) != 0 ||
             !(v.flags & CAPTURE_F_RING_ONLY))
                 return false;
-        uint64_t ctx = load_field(s->raw, s->raw_size, d->args[0].offset, d->args[0].size);
+        uint64_t ctx = load_field(s->raw, s->raw_size, d->args[0].offset, d->args[0].size); /* io_destroy's ctx */
         struct io_event seen[CAPTURE_RING_MAX];
         bool reaped[CAPTURE_RING_MAX];
         size_t n = capture_view_ring(&v, ctx, seen, reaped, CAPTURE_RING_MAX);
@@ -428,16 +428,18 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
                 e->stats.bad_records++;
                 return;
         }
+        bool held_file = u.cap_known && (u.cap.flags & CAPTURE_URING_F_FILE);
+        struct uring_completion done = { .pid = u.pid, .tid = u.tid, .ring = u.ring, .req = u.req,
+                                         .user_data = u.user_data, .res = u.res, .cflags = u.cflags,
+                                         .kernel_file = held_file ? &u.cap.file : NULL, .time = s->time };
         if (u.kind == EVENT_URING_OVERFLOW) {
-                uring_requests_overflow(&e->tracker, u.pid, u.tid, u.ring, u.user_data, u.res, u.cflags, u.cqe_dropped,
-                                       s->time);
+                done.kernel_file = NULL;
+                uring_requests_overflow(&e->tracker, &done, u.cqe_dropped);
                 tracker_flush(&e->tracker);
                 return;
         }
         if (!u.submit) {
-                bool file = u.cap_known && (u.cap.flags & CAPTURE_URING_F_FILE);
-                uring_requests_complete(&e->tracker, u.pid, u.tid, u.ring, u.req, u.user_data, u.res, u.cflags,
-                                       file ? &u.cap.file : NULL, e->drains, s->time);
+                uring_requests_complete(&e->tracker, &done, e->drains);
                 tracker_flush(&e->tracker);
                 return;
         }
@@ -494,6 +496,70 @@ void engine_reselect(struct engine *e) {
         e->select_generation++;
 }
 
+/* A new thread or process: indexed as a record of the parent, which may exec before its next one: its name
+ * and whether it is watched are looked up again then. */
+static void handle_fork(struct engine *e, size_t ring, const struct sample *s, const struct event_desc *d) {
+        (void) ring;
+        struct thread *parent = thread_find(&e->threads, s->tid);
+        if (parent)
+                parent->comm_known = false, parent->selected = 0;
+        if (e->cb.fork)
+                e->cb.fork(e->cb.userdata, (uint32_t) event_field(d, s->raw, s->raw_size, FORK_PARENT_PID),
+                           (uint32_t) event_field(d, s->raw, s->raw_size, FORK_CHILD_PID));
+}
+
+/* A process's end (its last thread's exit) or exec: its requests end.  The sample's pid is the process (tgid),
+ * whichever of its threads was the last. */
+static void handle_process(struct engine *e, size_t ring, const struct sample *s, const struct event_desc *d) {
+        (void) ring;
+        struct thread *leader = thread_find(&e->threads, s->pid);
+        if (d->kind == EVENT_PROC_EXEC && leader)
+                leader->selected = 0; /* a new program: asked again */
+        if (d->kind == EVENT_PROC_EXEC || event_field(d, s->raw, s->raw_size, PROC_EXIT_GROUP_DEAD))
+                tracker_process_end(&e->tracker, s->pid, s->time, d->kind == EVENT_PROC_EXIT ? END_EXIT : END_EXEC);
+}
+
+static void handle_uring_record(struct engine *e, size_t ring, const struct sample *s, const struct event_desc *d) {
+        (void) ring;
+        handle_uring(e, s, d);
+}
+
+/* A call's enter or exit, of a watched thread. */
+static void handle_syscall(struct engine *e, size_t ring, const struct sample *s, const struct event_desc *d) {
+        if (d->kind == EVENT_SYS_EXIT && handle_told(e, s, d))
+                return;
+        struct thread *th = thread_get(&e->threads, s->tid);
+        if (!th) {
+                e->stats.no_memory++;
+                return;
+        }
+        if (e->cb.select && !thread_selected(e, th, s->pid, s->tid))
+                return;
+        /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come from
+         * different perf events, one event set is being replaced by another: the same hit twice. */
+        if (e->opt.replaced_sets && th->last_tp == d->tp_id && th->last_id != s->id && th->last_id != 0) {
+                e->stats.duplicates++;
+                return;
+        }
+        th->last_tp = d->tp_id;
+        th->last_id = s->id;
+        if (d->kind == EVENT_SYS_ENTER && handle_ring_only(e, s, d))
+                return;
+        if (d->kind == EVENT_SYS_ENTER)
+                handle_enter(e, th, s, d);
+        else
+                handle_exit(e, ring, th, s, d);
+}
+
+/* The engine's dispatch: one handler for each family of the tracepoints' table. */
+typedef void (*record_handler)(struct engine *e, size_t ring, const struct sample *s, const struct event_desc *d);
+static const record_handler handlers[] = {
+        [TP_FAMILY_SYSCALL] = handle_syscall,
+        [TP_FAMILY_FORK] = handle_fork,
+        [TP_FAMILY_PROCESS] = handle_process,
+        [TP_FAMILY_URING] = handle_uring_record,
+};
+
 static void handle_sample(struct engine *e, size_t ring, const struct perf_event_header *h) {
         struct sample s;
         if (sample_parse(h, &s) < 0) {
@@ -502,59 +568,11 @@ static void handle_sample(struct engine *e, size_t ring, const struct perf_event
         }
         e->stats.samples++;
         const struct event_desc *d = event_table_lookup(e->events, s.raw, s.raw_size);
-        if (!d) {
+        if (!d || (unsigned) d->family >= ELEMENTSOF(handlers) || !handlers[d->family]) {
                 e->stats.foreign++;
                 return;
         }
-        if (d->kind == EVENT_FORK) {
-                /* indexed as a record of the parent, which may exec before its next one: its name and whether it
-                 * is watched are looked up again then */
-                struct thread *parent = thread_find(&e->threads, s.tid);
-                if (parent)
-                        parent->comm_known = false, parent->selected = 0;
-                if (e->cb.fork)
-                        e->cb.fork(e->cb.userdata,
-                                   (uint32_t) load_field(s.raw, s.raw_size, d->args[0].offset, d->args[0].size),
-                                   (uint32_t) load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size));
-                return;
-        }
-        if (d->kind == EVENT_URING_SUBMIT || d->kind == EVENT_URING_COMPLETE || d->kind == EVENT_URING_OVERFLOW) {
-                handle_uring(e, &s, d);
-                return;
-        }
-        if (d->kind == EVENT_SYS_EXIT && handle_told(e, &s, d))
-                return;
-        if (d->kind == EVENT_PROC_EXIT || d->kind == EVENT_PROC_EXEC) {
-                struct thread *leader = thread_find(&e->threads, s.pid);
-                if (d->kind == EVENT_PROC_EXEC && leader)
-                        leader->selected = 0; /* a new program: asked again */
-                /* the sample's pid is the process (tgid), whichever of its threads was the last */
-                if (d->kind == EVENT_PROC_EXEC || load_field(s.raw, s.raw_size, d->args[1].offset, d->args[1].size))
-                        tracker_process_end(&e->tracker, s.pid, s.time,
-                                            d->kind == EVENT_PROC_EXIT ? END_EXIT : END_EXEC);
-                return;
-        }
-        struct thread *th = thread_get(&e->threads, s.tid);
-        if (!th) {
-                e->stats.no_memory++;
-                return;
-        }
-        if (e->cb.select && !thread_selected(e, th, s.pid, s.tid))
-                return;
-        /* A thread never enters (or leaves) the same syscall twice in a row; when the two records come from
-         * different perf events, one event set is being replaced by another: the same hit twice. */
-        if (e->opt.replaced_sets && th->last_tp == d->tp_id && th->last_id != s.id && th->last_id != 0) {
-                e->stats.duplicates++;
-                return;
-        }
-        th->last_tp = d->tp_id;
-        th->last_id = s.id;
-        if (d->kind == EVENT_SYS_ENTER && handle_ring_only(e, &s, d))
-                return;
-        if (d->kind == EVENT_SYS_ENTER)
-                handle_enter(e, th, &s, d);
-        else
-                handle_exit(e, ring, th, &s, d);
+        handlers[d->family](e, ring, &s, d);
 }
 
 static void report_lost(struct engine *e, size_t ring, uint64_t time, uint64_t lost, bool unwritten) {

@@ -11,15 +11,6 @@
 
 #include "util.h"
 
-static const char *const exit_args[] = { "ret", NULL };
-static const char *const fork_args[] = { "parent_pid", "child_pid", NULL };
-static const char *const proc_exit_args[] = { "pid", "group_dead", NULL };
-static const char *const proc_exec_args[] = { "pid", "old_pid", NULL };
-static const char *const uring_submit_args[] = { "ctx", "req", "user_data", "opcode", "flags", "sq_thread", NULL };
-static const char *const uring_complete_args[] = { "ctx", "req", "user_data", "res", "cflags", NULL };
-static const char *const uring_failed_args[] = { "ctx", "req", "user_data", "opcode", "off", "len", NULL };
-static const char *const uring_overflow_args[] = { "ctx", "user_data", "res", "cflags", "ocqe", NULL };
-
 static int read_file(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -61,8 +52,14 @@ static int resolve_field(struct tep_event *ev, const char *name, bool common, st
         return 0;
 }
 
-static int load_one(struct event_table *t, const char *dir, const char *system, const char *name, enum event_kind kind,
-                    enum aio_syscall syscall, char *error, size_t error_size) {
+/* The tracepoint of the table's row for `kind` (of `syscall`, for the syscalls' rows) */
+static int load_one(struct event_table *t, const char *dir, enum event_kind kind, enum aio_syscall syscall, char *error,
+                    size_t error_size) {
+        const struct tracepoint *tp = tracepoint_of(kind);
+        const char *system = tp->system;
+        char name[40];
+        bool of_syscall = kind == EVENT_SYS_ENTER || kind == EVENT_SYS_EXIT;
+        tracepoint_expand(tp->name, of_syscall ? aio_syscall_name(syscall) : NULL, name, sizeof(name));
         char path[4096];
         snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, system, name);
         _cleanup_(freep) char *buf = NULL;
@@ -83,25 +80,19 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
         }
 
         struct event_desc *d = &t->events[t->n_events];
-        *d = (struct event_desc) { .tp_id = ev->id, .kind = kind, .syscall = syscall };
+        *d = (struct event_desc) { .tp_id = ev->id, .kind = kind, .family = tp->family, .syscall = syscall };
         snprintf(d->system, sizeof(d->system), "%s", system);
         snprintf(d->name, sizeof(d->name), "%s", name);
 
         const struct syscall_desc *sd = syscall_desc(syscall);
-        const char *const *names = kind == EVENT_SYS_EXIT         ? exit_args
-                                   : kind == EVENT_FORK           ? fork_args
-                                   : kind == EVENT_PROC_EXIT      ? proc_exit_args
-                                   : kind == EVENT_URING_SUBMIT   ? uring_submit_args
-                                   : kind == EVENT_URING_COMPLETE ? uring_complete_args
-                                   : kind == EVENT_URING_FAILED   ? uring_failed_args
-                                   : kind == EVENT_URING_OVERFLOW ? uring_overflow_args
-                                                                  : proc_exec_args;
-        unsigned n = kind == EVENT_SYS_ENTER ? sd->n_args : 0;
-        if (kind != EVENT_SYS_ENTER)
-                while (names[n])
+        unsigned n = 0;
+        if (kind == EVENT_SYS_ENTER)
+                n = sd->n_args;
+        else
+                while (n < TRACEPOINT_FIELDS_MAX && tp->fields[n].name)
                         n++;
         for (; d->n_args < n; d->n_args++) {
-                const char *field = kind == EVENT_SYS_ENTER ? sd->args[d->n_args].tp_field : names[d->n_args];
+                const char *field = kind == EVENT_SYS_ENTER ? sd->args[d->n_args].tp_field : tp->fields[d->n_args].name;
                 r = resolve_field(ev, field, false, &d->args[d->n_args]);
                 if (r < 0) {
                         snprintf(error, error_size, "%s: field '%s' %s", path, field,
@@ -133,14 +124,10 @@ static int load_one(struct event_table *t, const char *dir, const char *system, 
 static int load_syscalls(struct event_table *t, const char *tracefs_dir, char *error, size_t error_size) {
         int r = 0;
         for (enum aio_syscall s = 0; s < _AIO_SYSCALL_MAX && r >= 0; s++) {
-                char name[40];
                 size_t before = t->n_events;
-                snprintf(name, sizeof(name), "sys_enter_%s", aio_syscall_name(s));
-                r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_ENTER, s, error, error_size);
-                if (r >= 0) {
-                        snprintf(name, sizeof(name), "sys_exit_%s", aio_syscall_name(s));
-                        r = load_one(t, tracefs_dir, "syscalls", name, EVENT_SYS_EXIT, s, error, error_size);
-                }
+                r = load_one(t, tracefs_dir, EVENT_SYS_ENTER, s, error, error_size);
+                if (r >= 0)
+                        r = load_one(t, tracefs_dir, EVENT_SYS_EXIT, s, error, error_size);
                 if (r == -ENOENT && s >= AIO_URING_SYSCALL_FIRST) {
                         t->n_events = before;
                         r = 0;
@@ -149,26 +136,33 @@ static int load_syscalls(struct event_table *t, const char *tracefs_dir, char *e
         return r;
 }
 
-/* io_uring's requests: on a kernel without io_uring (or without one of these), none to follow. */
-static int load_uring(struct event_table *t, const char *tracefs_dir, char *error, size_t error_size) {
-        static const struct {
-                const char *name;
-                enum event_kind kind;
-        } uring[] = {
-                { "io_uring_submit_req", EVENT_URING_SUBMIT },
-                { "io_uring_complete", EVENT_URING_COMPLETE },
-                { "io_uring_req_failed", EVENT_URING_FAILED },
-                { "io_uring_cqe_overflow", EVENT_URING_OVERFLOW },
-        };
-        size_t before = t->n_events;
-        int r = 0;
-        for (size_t i = 0; i < ELEMENTSOF(uring) && r >= 0; i++)
-                r = load_one(t, tracefs_dir, "io_uring", uring[i].name, uring[i].kind, 0, error, error_size);
-        if (r == -ENOENT) {
-                t->n_events = before;
-                r = 0;
+/* The other rows asked for.  sched_process_exit: before Linux 6.? the exit of a thread does not say whether it
+ * ended its process, and without that, requests in flight at a process's end are reported when they are evicted
+ * instead.  io_uring's: on a kernel without io_uring (or without one of them), none to follow. */
+static int load_others(struct event_table *t, const char *tracefs_dir, unsigned extra, char *error,
+                       size_t error_size) {
+        size_t uring_first = SIZE_MAX;
+        bool uring_gone = false;
+        for (enum event_kind k = EVENT_SYS_EXIT + 1; k < _EVENT_KIND_MAX; k++) {
+                unsigned asked = tracepoint_of(k)->asked;
+                if (!(asked & (extra | EVENTS_ALWAYS)) || (asked == EVENTS_URING && uring_gone))
+                        continue;
+                size_t before = t->n_events;
+                int r = load_one(t, tracefs_dir, k, 0, error, error_size);
+                if (r == -ENOENT && asked == EVENTS_URING) {
+                        /* all of io_uring's or none: those loaded already go (they are together) */
+                        t->n_events = uring_first == SIZE_MAX ? before : uring_first;
+                        uring_gone = true;
+                        continue;
+                }
+                if (r == -ENOENT && k == EVENT_PROC_EXIT)
+                        continue;
+                if (r < 0)
+                        return r;
+                if (asked == EVENTS_URING && uring_first == SIZE_MAX)
+                        uring_first = before;
         }
-        return r;
+        return 0;
 }
 
 /* The AIO syscalls' tracepoint ids are allocated together at boot: a direct table covers them; anything else
@@ -206,19 +200,8 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
                 return -ENOMEM;
         }
         int r = load_syscalls(t, tracefs_dir, error, error_size);
-        if (r >= 0) {
-                /* Before Linux 6.? the exit of a thread does not say whether it ended its process: without
-                 * that, requests in flight at a process's end are reported when they are evicted instead. */
-                r = load_one(t, tracefs_dir, "sched", "sched_process_exit", EVENT_PROC_EXIT, 0, error, error_size);
-                if (r == -ENOENT)
-                        r = 0;
-        }
-        if (r >= 0 && (extra & EVENTS_EXEC))
-                r = load_one(t, tracefs_dir, "sched", "sched_process_exec", EVENT_PROC_EXEC, 0, error, error_size);
-        if (r >= 0 && (extra & EVENTS_FORK))
-                r = load_one(t, tracefs_dir, "sched", "sched_process_fork", EVENT_FORK, 0, error, error_size);
-        if (r >= 0 && (extra & EVENTS_URING))
-                r = load_uring(t, tracefs_dir, error, error_size);
+        if (r >= 0)
+                r = load_others(t, tracefs_dir, extra, error, error_size);
         if (r < 0) {
                 event_table_free(t);
                 return r;

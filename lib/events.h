@@ -6,19 +6,9 @@
 #include <stdint.h>
 
 #include "syscalls.h"
+#include "tracepoints.h"
+#include "util.h"
 
-
-enum event_kind {
-        EVENT_SYS_ENTER,
-        EVENT_SYS_EXIT,
-        EVENT_FORK, /* sched:sched_process_fork, to follow the threads of watched pids */
-        EVENT_PROC_EXIT, /* sched:sched_process_exit of a whole process (group_dead): its requests end */
-        EVENT_PROC_EXEC, /* sched:sched_process_exec: its AIO contexts go with its old memory */
-        EVENT_URING_SUBMIT,   /* io_uring:io_uring_submit_req: a request of a ring, with the capture's details */
-        EVENT_URING_COMPLETE, /* io_uring:io_uring_complete: its completion */
-        EVENT_URING_FAILED,   /* io_uring:io_uring_req_failed: the capture writes it as a submit */
-        EVENT_URING_OVERFLOW, /* io_uring:io_uring_cqe_overflow: a completion the CQ ring had no room for */
-};
 
 struct field_ref {
         unsigned offset;
@@ -31,6 +21,7 @@ struct event_desc {
         char name[40];
         int tp_id;
         enum event_kind kind;
+        enum tracepoint_family family; /* the tracepoints' table's: which of the engine's handlers takes it */
         enum aio_syscall syscall;
         unsigned n_args;
         /* enter: the arguments; exit: args[0] is ret; fork: parent, child; process exit: pid, group_dead;
@@ -53,11 +44,6 @@ struct event_table {
         int8_t by_id[256]; /* tp_id - min_id -> index in events[], -1 none */
 };
 
-enum {
-        EVENTS_FORK = 1 << 0, /* sched_process_fork: following new threads with the kernel's filter */
-        EVENTS_EXEC = 1 << 1, /* sched_process_exec: needs the capture to select watched processes */
-        EVENTS_URING = 1 << 2, /* io_uring's requests: needs the capture (skipped where the kernel has none) */
-};
 
 /* Parse the formats below tracefs_dir/events (tracefs itself, or a fixture tree laid out the same way): the
  * syscalls' tracepoints, sched_process_exit (unless the kernel's has no group_dead), and what `extra` asks for
@@ -66,4 +52,9 @@ int event_table_load(const char *tracefs_dir, unsigned extra, struct event_table
 void event_table_free(struct event_table *t);
 
 /* The event a raw tracepoint payload belongs to, by its common_type; NULL if none of ours. */
+/* A record's field, by its index in args[] (the tracepoints' table names them): 0 where the record is short. */
+static inline uint64_t event_field(const struct event_desc *d, const uint8_t *raw, size_t raw_size, unsigned field) {
+        return load_field(raw, raw_size, d->args[field].offset, d->args[field].size);
+}
+
 const struct event_desc *event_table_lookup(const struct event_table *t, const uint8_t *raw, size_t raw_size);

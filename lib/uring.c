@@ -72,31 +72,32 @@ int uring_event_parse(const uint8_t *raw, size_t raw_size, const struct event_de
                 .submit = d->kind == EVENT_URING_SUBMIT,
                 .pid = sample_pid,
                 .tid = sample_tid,
-                .ring = load_field(raw, raw_size, d->args[0].offset, d->args[0].size),
+                /* ctx first in each */
+                .ring = event_field(d, raw, raw_size, URING_SUBMIT_CTX),
         };
         switch (d->kind) {
         case EVENT_URING_SUBMIT:
-                u.req = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
-                u.user_data = load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
-                u.opcode = (uint8_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
+                u.req = event_field(d, raw, raw_size, URING_SUBMIT_REQ);
+                u.user_data = event_field(d, raw, raw_size, URING_SUBMIT_USER_DATA);
+                u.opcode = (uint8_t) event_field(d, raw, raw_size, URING_SUBMIT_OPCODE);
                 /* the request's flags begin with the SQE's: IOSQE_IO_LINK bit 2, IOSQE_IO_HARDLINK 3,
                  * IOSQE_CQE_SKIP_SUCCESS 6 */
-                uint64_t flags = load_field(raw, raw_size, d->args[4].offset, d->args[4].size);
+                uint64_t flags = event_field(d, raw, raw_size, URING_SUBMIT_FLAGS);
                 u.linked = flags & (3u << 2);
                 u.cqe_skip = flags & (1u << 6);
-                u.sq_thread = load_field(raw, raw_size, d->args[5].offset, d->args[5].size) != 0;
+                u.sq_thread = event_field(d, raw, raw_size, URING_SUBMIT_SQ_THREAD) != 0;
                 break;
         case EVENT_URING_COMPLETE:
-                u.req = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
-                u.user_data = load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
-                u.res = (int32_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
-                u.cflags = (uint32_t) load_field(raw, raw_size, d->args[4].offset, d->args[4].size);
+                u.req = event_field(d, raw, raw_size, URING_COMPLETE_REQ);
+                u.user_data = event_field(d, raw, raw_size, URING_COMPLETE_USER_DATA);
+                u.res = (int32_t) event_field(d, raw, raw_size, URING_COMPLETE_RES);
+                u.cflags = (uint32_t) event_field(d, raw, raw_size, URING_COMPLETE_CFLAGS);
                 break;
         case EVENT_URING_OVERFLOW:
-                u.user_data = load_field(raw, raw_size, d->args[1].offset, d->args[1].size);
-                u.res = (int32_t) load_field(raw, raw_size, d->args[2].offset, d->args[2].size);
-                u.cflags = (uint32_t) load_field(raw, raw_size, d->args[3].offset, d->args[3].size);
-                u.cqe_dropped = load_field(raw, raw_size, d->args[4].offset, d->args[4].size) == 0;
+                u.user_data = event_field(d, raw, raw_size, URING_OVERFLOW_USER_DATA);
+                u.res = (int32_t) event_field(d, raw, raw_size, URING_OVERFLOW_RES);
+                u.cflags = (uint32_t) event_field(d, raw, raw_size, URING_OVERFLOW_CFLAGS);
+                u.cqe_dropped = event_field(d, raw, raw_size, URING_OVERFLOW_OCQE) == 0;
                 break;
         default:
                 return -EBADMSG; /* io_uring_req_failed is written as a submit */

@@ -104,20 +104,19 @@ static void kernel_file_path(struct tracker *t, struct request *r, const struct 
 }
 
 /* A completion of io_uring: of node n (NIL: of no request known) of process p. */
-static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pid, uint32_t tid, uint64_t ring,
-                      uint64_t req, uint64_t user_data, int32_t res, uint32_t cflags, uint8_t overflow,
-                      const struct capture_file *kernel_file, uint64_t generation, uint64_t time) {
+static void uring_end(struct tracker *t, struct proc *p, uint32_t n, const struct uring_completion *c, uint8_t overflow,
+                      uint64_t generation) {
         struct request *r = tracker_pending(t);
         if (!r)
                 return;
         if (n == NIL) {
-                *r = (struct request) { .pid = pid, .ctx = ring, .iocb = req, .data = user_data,
+                *r = (struct request) { .pid = c->pid, .ctx = c->ring, .iocb = c->req, .data = c->user_data,
                                         .interface = REQ_IO_URING, .kind = REQ_UNMATCHED, .end = END_SUBMIT_UNSEEN };
                 if (p && p->forgotten > 0) {
                         p->forgotten--;
                         r->end = END_SUBMIT_UNTRACKED;
                 }
-        } else if (cflags & IORING_CQE_F_MORE) {
+        } else if (c->cflags & IORING_CQE_F_MORE) {
                 *r = *inflight_request(&t->uring, n); /* a multishot request's completion: it goes on */
                 r->path = path_str_ref(r->path);
                 r->kind = REQ_COMPLETED;
@@ -128,11 +127,11 @@ static void uring_end(struct tracker *t, struct proc *p, uint32_t n, uint32_t pi
                 r->end = END_REAPED;
         }
         if (n != NIL)
-                kernel_file_path(t, r, kernel_file, res, generation);
-        r->reap_tid = tid;
-        r->end_time = time;
+                kernel_file_path(t, r, c->kernel_file, c->res, generation);
+        r->reap_tid = c->tid;
+        r->end_time = c->time;
         r->has_result = true;
-        r->res = res;
+        r->res = c->res;
         r->res2 = 0;
         r->cq_overflow = overflow;
         if (overflow) {
@@ -153,27 +152,28 @@ static uint32_t find_by_data(const struct tracker *t, const struct proc *p, uint
         return n;
 }
 
-void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
-                             uint64_t user_data, int32_t res, uint32_t cflags, const struct capture_file *kernel_file,
-                             uint64_t generation, uint64_t time) {
-        struct proc *p = procs_find(&t->procs, pid);
+void uring_requests_complete(struct tracker *t, const struct uring_completion *c, uint64_t generation) {
+        struct proc *p = procs_find(&t->procs, c->pid);
         /* a multishot request's completions but its last are posted with no request; a zero-copy send's
          * notification, which ends it, by a request of the kernel's own: both are found by user_data */
-        bool by_data = !req || (cflags & IORING_CQE_F_NOTIF);
-        uint32_t n = !p ? NIL : by_data ? find_by_data(t, p, ring, user_data) : inflight_find(&t->uring, pid, ring, req);
+        bool by_data = !c->req || (c->cflags & IORING_CQE_F_NOTIF);
+        uint32_t n = !p        ? NIL
+                     : by_data ? find_by_data(t, p, c->ring, c->user_data)
+                               : inflight_find(&t->uring, c->pid, c->ring, c->req);
         uint64_t link_prev = n != NIL ? inflight_request(&t->uring, n)->link_prev : 0;
-        uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : req, user_data, res,
-                  cflags, 0, kernel_file, generation, time);
-        if (link_prev && res != -ECANCELED)
-                end_link_chain(t, p, ring, link_prev, time);
+        uring_end(t, p, n, c, 0, generation);
+        if (link_prev && c->res != -ECANCELED)
+                end_link_chain(t, p, c->ring, link_prev, c->time);
 }
 
-void uring_requests_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,
-                             int32_t res, uint32_t cflags, bool dropped, uint64_t time) {
-        struct proc *p = procs_find(&t->procs, pid);
-        uint32_t n = find_by_data(t, p, ring, user_data);
-        uring_end(t, p, n, pid, tid, ring, n != NIL ? inflight_request(&t->uring, n)->iocb : 0, user_data, res,
-                  cflags, dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, NULL, 0, time);
+void uring_requests_overflow(struct tracker *t, const struct uring_completion *c, bool dropped) {
+        struct proc *p = procs_find(&t->procs, c->pid);
+        uint32_t n = find_by_data(t, p, c->ring, c->user_data);
+        /* no request of the kernel's named, nor the file it used */
+        struct uring_completion named = *c;
+        named.req = 0;
+        named.kernel_file = NULL;
+        uring_end(t, p, n, &named, dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, 0);
 }
 
 void uring_requests_stop(struct tracker *t, uint64_t time) {

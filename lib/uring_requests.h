@@ -37,14 +37,23 @@ struct uring_submit {
 };
 
 void uring_requests_submit(struct tracker *t, const struct uring_submit *u, uint64_t generation);
-/* A completion; kernel_file (NULL: not known) the file the kernel used, which names the request's path even if
- * its fd named another at the submit. */
-void uring_requests_complete(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t req,
-                             uint64_t user_data, int32_t res, uint32_t cflags, const struct capture_file *kernel_file,
-                             uint64_t generation, uint64_t time);
+/* A CQE the kernel posted, kept in its overflow list or dropped: whose, and of which request. */
+struct uring_completion {
+        uint32_t pid, tid;
+        uint64_t ring;
+        uint64_t req; /* the kernel's request; 0: none named (a multishot's, an overflow) */
+        uint64_t user_data;
+        int32_t res;
+        uint32_t cflags;
+        /* the file the kernel used, which names the request's path even if its fd named another at the submit;
+         * NULL: not known */
+        const struct capture_file *kernel_file;
+        uint64_t time;
+};
+
+void uring_requests_complete(struct tracker *t, const struct uring_completion *c, uint64_t generation);
 /* A completion the CQ ring had no room for (no request named: found by its user_data), kept in the
  * overflow list or dropped. */
-void uring_requests_overflow(struct tracker *t, uint32_t pid, uint32_t tid, uint64_t ring, uint64_t user_data,
-                             int32_t res, uint32_t cflags, bool dropped, uint64_t time);
+void uring_requests_overflow(struct tracker *t, const struct uring_completion *c, bool dropped);
 /* io_uring's requests are no longer traced: those in flight end unknown. */
 void uring_requests_stop(struct tracker *t, uint64_t time);

@@ -369,7 +369,9 @@ TEST(uring) {
         uring_requests_submit(&t, &u, 0);
         tracker_flush(&t);
         CHECK_EQ(tracker_inflight(&t, 300), 1);
-        uring_requests_complete(&t, 300, 302, 0x1a1a, 0xa0, 7, 4096, 0, NULL, 0, 3000);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 302, .ring = 0x1a1a, .req = 0xa0,
+                                                               .user_data = 7, .res = 4096, .cflags = 0,
+                                                               .kernel_file = NULL, .time = 3000 }, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 1);
         CHECK_EQ(got[0].kind, REQ_COMPLETED);
@@ -385,8 +387,11 @@ TEST(uring) {
         uring_requests_submit(&t, &u, 0);
         for (int i = 0; i < 3; i++) {
                 /* those with IORING_CQE_F_MORE come with no request (an auxiliary CQE): found by user_data */
-                uring_requests_complete(&t, 300, 301, 0x1a1a, i < 2 ? 0 : 0xb0, 8, 100 + i, i < 2 ? 2 : 0, NULL, 0,
-                                       5000 + (uint64_t) i);
+                uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a,
+                                                                       .req = i < 2 ? 0 : 0xb0, .user_data = 8,
+                                                                       .res = 100 + i, .cflags = i < 2 ? 2 : 0,
+                                                                       .kernel_file = NULL,
+                                                                       .time = 5000 + (uint64_t) i }, 0);
                 tracker_flush(&t);
         }
         CHECK_EQ(n_got, 4);
@@ -405,7 +410,9 @@ TEST(uring) {
         CHECK_EQ(n_got, 5);
         CHECK_EQ(got[4].kind, REQ_UNKNOWN);
         CHECK_EQ(got[4].end, END_RESUBMITTED);
-        uring_requests_complete(&t, 300, 301, 0x1a1a, 0xd0, 9, 0, 0, NULL, 0, 9000);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a, .req = 0xd0,
+                                                               .user_data = 9, .res = 0, .cflags = 0,
+                                                               .kernel_file = NULL, .time = 9000 }, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 6);
         CHECK_EQ(got[5].kind, REQ_UNMATCHED);
@@ -414,14 +421,18 @@ TEST(uring) {
         uring_requests_submit(&t, &u, 0);
         u.req = 0xe8;
         uring_requests_submit(&t, &u, 0);
-        uring_requests_overflow(&t, 300, 301, 0x1a1a, 42, 5, 0, false, 9500);
+        uring_requests_overflow(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a,
+                                                               .user_data = 42, .res = 5, .cflags = 0, .time = 9500
+                                                               }, false);
         tracker_flush(&t);
         CHECK_EQ(n_got, 7);
         CHECK_EQ(got[6].kind, REQ_COMPLETED);
         CHECK_EQ(got[6].iocb, 0xe0);
         CHECK_EQ(got[6].cq_overflow, CQ_OVERFLOW_KEPT);
         CHECK_EQ(stats.cq_overflows, 1);
-        uring_requests_overflow(&t, 300, 301, 0x1a1a, 42, 6, 0, true, 9600);
+        uring_requests_overflow(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a,
+                                                               .user_data = 42, .res = 6, .cflags = 0, .time = 9600
+                                                               }, true);
         tracker_flush(&t);
         CHECK_EQ(n_got, 8);
         CHECK_EQ(got[7].iocb, 0xe8);
@@ -454,11 +465,17 @@ TEST(uring_zero_copy_notification) {
         struct uring_submit u = { .pid = 300, .tid = 301, .comm = "ring", .ring = 0x1a1a, .req = 0x90, .user_data = 11,
                                   .time = 1000, .opcode = URING_OPCODE_BASE + 47, .fd = 6 };
         uring_requests_submit(&t, &u, 0);
-        uring_requests_complete(&t, 300, 301, 0x1a1a, 0x90, 11, 4096, IORING_CQE_F_MORE, NULL, 0, 2000);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a, .req = 0x90,
+                                                               .user_data = 11, .res = 4096,
+                                                               .cflags = IORING_CQE_F_MORE, .kernel_file = NULL,
+                                                               .time = 2000 }, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 1);
         CHECK_EQ(tracker_inflight(&t, 300), 1);
-        uring_requests_complete(&t, 300, 301, 0x1a1a, 0x98, 11, 0, IORING_CQE_F_NOTIF, NULL, 0, 3000);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a, .req = 0x98,
+                                                               .user_data = 11, .res = 0,
+                                                               .cflags = IORING_CQE_F_NOTIF, .kernel_file = NULL,
+                                                               .time = 3000 }, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 2);
         CHECK_EQ(got[1].kind, REQ_COMPLETED);
@@ -487,11 +504,15 @@ TEST(uring_cqe_skip_success) {
         CHECK(!got[0].has_result);
         CHECK_EQ(got[0].data, 11);
         CHECK_STR(request_end_name(got[0].end), "no CQE asked");
-        uring_requests_complete(&t, 300, 301, 0x1a1a, 0x90, 12, 4096, 0, NULL, 0, 3000);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a, .req = 0x90,
+                                                               .user_data = 12, .res = 4096, .cflags = 0,
+                                                               .kernel_file = NULL, .time = 3000 }, 0);
         /* one that fails: its CQE */
         u.req = 0xa0, u.user_data = 13, u.cqe_skip = true;
         uring_requests_submit(&t, &u, 0);
-        uring_requests_complete(&t, 300, 301, 0x1a1a, 0xa0, 13, -5, 0, NULL, 0, 4000);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a, .req = 0xa0,
+                                                               .user_data = 13, .res = -5, .cflags = 0,
+                                                               .kernel_file = NULL, .time = 4000 }, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 3);
         CHECK_EQ(got[2].kind, REQ_COMPLETED);
@@ -502,7 +523,9 @@ TEST(uring_cqe_skip_success) {
         uring_requests_submit(&t, &u, 0);
         u.req = 0xc8, u.user_data = 16, u.linked = false, u.cqe_skip = false;
         uring_requests_submit(&t, &u, 0);
-        uring_requests_complete(&t, 300, 301, 0x1a1a, 0xc8, 16, 4096, 0, NULL, 0, 4500);
+        uring_requests_complete(&t, &(struct uring_completion) { .pid = 300, .tid = 301, .ring = 0x1a1a, .req = 0xc8,
+                                                               .user_data = 16, .res = 4096, .cflags = 0,
+                                                               .kernel_file = NULL, .time = 4500 }, 0);
         tracker_flush(&t);
         CHECK_EQ(n_got, 5);
         CHECK_EQ(got[3].data, 16);
