@@ -98,6 +98,8 @@ void reload(struct daemon *d) {
             engine_set_records(&d->engine, d->config->records, d->config->summary_by, d->config->summary_files,
                                (uint64_t) d->config->summary_interval * 1000000000ull) < 0)
                 emit_info(d, "reload: no memory for the file summaries: none are made");
+        if (ch.apply & APPLY_RECORDS)
+                engine_set_stuck_after(&d->engine, (uint64_t) d->config->stuck_after * 1000000000ull);
         if (ch.apply & APPLY_DRAIN)
                 (void) sd_event_source_set_time_relative(d->tick, d->config->drain_interval_ms * USEC_PER_MSEC);
         watch_describe(d->config->watch, d->config->n_watch, value, sizeof(value));

@@ -327,6 +327,7 @@ static int start_engine(struct daemon *d, char *error, size_t error_size) {
                 .summary_by = c->summary_by,
                 .summary_files = c->summary_files,
                 .summary_interval_ns = (uint64_t) c->summary_interval * 1000000000ull,
+                .stuck_after_ns = (uint64_t) c->stuck_after * 1000000000ull,
                 .read_memory = true,
                 .replaced_sets = !d->capture,
                 .captured = d->capture != NULL,

@@ -48,6 +48,7 @@ struct trace_stats {
         uint64_t samples;
         uint64_t calls;          /* exits paired (or not) and decoded */
         uint64_t lost;           /* records the kernel dropped: PERF_RECORD_LOST */
+        uint64_t stuck;          /* requests said to be still in flight after stuck_after */
         uint64_t stale;          /* values read but not trusted */
         uint64_t unreadable;     /* values the memory reader could not read */
         uint64_t truncated;      /* iocbs/events beyond max_iocbs_per_call */

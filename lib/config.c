@@ -272,6 +272,8 @@ const struct config_key config_keys[] = {
           .apply = APPLY_RECORDS, .def = SUMMARY_BY_PROCESS },
         { "summary_files", KEY_UINT, FIELD(summary_files), 1, FILE_SUMMARY_MAX, .reload = RELOAD_LIVE,
           .apply = APPLY_RECORDS, .def = 20 },
+        { "stuck_after", KEY_UINT, FIELD(stuck_after), 0, 86400, .reload = RELOAD_LIVE, .apply = APPLY_RECORDS,
+          .def = 10 },
         { "io_uring", KEY_BOOL, FIELD(io_uring), .reload = RELOAD_LIVE, .apply = APPLY_URING, .def = true },
         { "ring_memory", KEY_SIZE, FIELD(ring_memory), 64u << 10, UINT64_MAX, .reload = RELOAD_RESTART,
           .def = 256ull << 20 },

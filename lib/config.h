@@ -72,6 +72,7 @@ struct config {
         unsigned summary_interval; /* seconds */
         unsigned summary_by;       /* SUMMARY_BY_* */
         unsigned summary_files;    /* the files named apart in a file summary */
+        unsigned stuck_after;      /* seconds a request may be in flight before it is said stuck; 0: never */
         bool io_uring;             /* trace io_uring's requests (with the capture) */
         struct output_config output;
         struct {

@@ -21,7 +21,8 @@ static void emit(struct engine *e, const struct entry *en) {
 
 static void on_request(void *userdata, const struct request *r) {
         struct engine *e = userdata;
-        if (e->opt.records & RECORD_REQUESTS)
+        /* a request stuck is said whatever else is written: it is a warning */
+        if ((e->opt.records & RECORD_REQUESTS) || r->kind == REQ_STUCK)
                 emit(e, &(struct entry) { .kind = ENTRY_REQUEST, .time = r->end_time, .request = r });
 }
 
@@ -78,6 +79,7 @@ int engine_init(struct engine *e, struct ring *rings, size_t n_rings, const stru
                 .max_inflight_per_process = opt->max_inflight_per_process,
                 .max_iocbs_per_call = opt->max_iocbs_per_call,
                 .summary_interval_ns = opt->summary_interval_ns,
+                .stuck_after_ns = opt->stuck_after_ns,
                 .summary_files = files_named(opt->records, opt->summary_by, opt->summary_files),
                 .paths = (opt->records & RECORD_REQUESTS) ||
                          files_named(opt->records, opt->summary_by, opt->summary_files),
@@ -751,6 +753,10 @@ bool engine_drain(struct engine *e, uint64_t until) {
 void engine_finish(struct engine *e, uint64_t now) {
         tracker_finish(&e->tracker, now);
         e->stats.in_flight = tracker_inflight_total(&e->tracker);
+}
+
+void engine_set_stuck_after(struct engine *e, uint64_t stuck_after_ns) {
+        tracker_set_stuck_after(&e->tracker, stuck_after_ns);
 }
 
 void engine_set_uring(struct engine *e, bool on) {

@@ -39,6 +39,7 @@ struct engine_options {
         unsigned records;                /* RECORD_* of config.h: what is emitted */
         unsigned summary_by;             /* SUMMARY_BY_* of config.h: what summaries are of (0: processes) */
         unsigned summary_files;          /* the files a file summary names */
+        uint64_t stuck_after_ns;         /* a request in flight longer is said stuck, once; 0: never */
         uint64_t summary_interval_ns;    /* 0: no summaries */
         bool read_memory; /* augment calls with process_vm_readv (those the kernel did not capture) */
         bool replaced_sets; /* event sets are replaced under the rings (filter changes): drop the doubles */
@@ -113,6 +114,8 @@ void engine_finish(struct engine *e, uint64_t now);
 void engine_reselect(struct engine *e);
 
 /* What a reload may change while tracing. */
+/* Requests in flight longer than stuck_after_ns (0: never) are said stuck, once each. */
+void engine_set_stuck_after(struct engine *e, uint64_t stuck_after_ns);
 int engine_set_records(struct engine *e, unsigned records, unsigned summary_by, unsigned summary_files,
                        uint64_t summary_interval_ns);
 /* io_uring's requests traced or not (the capture is told apart): turned off, those in flight end unknown. */

@@ -21,8 +21,8 @@ static const struct field_name percentile_names[SUMMARY_PERCENTILES] = {
 #define FIELD_LIST _always_inline_
 
 int request_priority(const struct request *r) {
-        if (r->kind == REQ_STALE || r->kind == REQ_UNMATCHED || r->kind == REQ_UNKNOWN || r->end == END_EVICTED ||
-            r->iocb_changed)
+        if (r->kind == REQ_STALE || r->kind == REQ_UNMATCHED || r->kind == REQ_UNKNOWN || r->kind == REQ_STUCK ||
+            r->end == END_EVICTED || r->iocb_changed)
                 return 4;
         if (r->path_state != PATH_NONE && r->path_state != PATH_OK)
                 return 4;
@@ -182,7 +182,7 @@ static FIELD_LIST void put_request_fields(const struct field_writer *ops, struct
                 else if (r->kind == REQ_COMPLETED || r->kind == REQ_CANCELLED)
                         ops->u64(w, FIELD_NAME_LAID_OUT("LATENCY_NSEC", "latency_nsec"),
                                  r->end_time - r->submit_time);
-                else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN)
+                else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_STUCK)
                         ops->u64(w, FIELD_NAME_LAID_OUT("INFLIGHT_NSEC", "inflight_nsec"),
                                  r->end_time - r->submit_time);
         }

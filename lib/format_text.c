@@ -291,7 +291,7 @@ static void format_stats(struct outbuf *b, const struct trace_stats *s) {
                 { "unmatched", s->unmatched },     { "completed", s->completed },
                 { "cancelled", s->cancelled },     { "abandoned", s->abandoned },
                 { "unknown", s->unknown },         { "evicted", s->evicted },
-                { "in_flight", s->in_flight },
+                { "in_flight", s->in_flight },      { "stuck", s->stuck },
                 { "bad_records", s->bad_records }, { "bad_bytes", s->bad_bytes },
                 { "foreign", s->foreign },         { "duplicates", s->duplicates },
                 { "no_memory", s->no_memory },     { "unselectable", s->unselectable },
@@ -341,7 +341,10 @@ static void put_request_head(struct outbuf *b, const struct request *r) {
         outbuf_puts(b, "] request ");
         const struct word *kind = request_kind_word(r->kind);
         outbuf_put(b, kind->s, kind->len);
-        if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED || r->end == END_NO_CQE) {
+        if (r->kind == REQ_STUCK)
+                outbuf_puts(b, " (still in flight)");
+        else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_UNMATCHED ||
+                 r->end == END_NO_CQE) {
                 outbuf_puts(b, " (");
                 outbuf_puts(b, request_end_name(r->end));
                 outbuf_putc(b, ')');
@@ -413,7 +416,7 @@ static void put_request_end(struct outbuf *b, const struct request *r) {
                         d = r->reaped_in_user_space ? span_lit(d, "latency at most ") : span_lit(d, "latency = ");
                         d = span_u64(d, r->end_time - r->submit_time);
                         d = span_lit(d, " ns, ");
-                } else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN) {
+                } else if (r->kind == REQ_ABANDONED || r->kind == REQ_UNKNOWN || r->kind == REQ_STUCK) {
                         d = span_lit(d, "in flight for ");
                         d = span_u64(d, r->end_time - r->submit_time);
                         d = span_lit(d, " ns, ");

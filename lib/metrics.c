@@ -82,18 +82,19 @@ void metrics_add_summary(struct metrics *m, const struct proc_summary *s) {
         p->latency_sum_ns += h->sum;
 }
 
-static void add_in_flight(void *userdata, const char *comm, const char *unit, uint32_t in_flight) {
+static void add_in_flight(void *userdata, const char *comm, const char *unit, uint32_t in_flight, uint32_t stuck) {
         struct metrics *m = userdata;
         if (in_flight) {
                 struct metrics_program *p = program_of(m, comm, unit);
                 p->in_flight += in_flight;
+                p->stuck += stuck;
                 p->seen = m->writes;
         }
 }
 
 void metrics_set_in_flight(struct metrics *m, struct tracker *t) {
         for (size_t i = 0; i <= METRICS_MAX_PROGRAMS; i++)
-                m->programs[i].in_flight = 0;
+                m->programs[i].in_flight = m->programs[i].stuck = 0;
         tracker_foreach_process(t, add_in_flight, m);
 }
 
@@ -254,6 +255,8 @@ void metrics_format(const struct metrics *m, const struct metrics_daemon *d, str
                         PROGRAM_FIELD(unresolved));
         put_per_program(b, m, "aiotraced_requests_in_flight", "gauge", "Requests submitted and not ended yet.",
                         PROGRAM_FIELD(in_flight));
+        put_per_program(b, m, "aiotraced_requests_stuck", "gauge",
+                        "Requests in flight longer than stuck_after, their process alive.", PROGRAM_FIELD(stuck));
         put_latency(b, m);
         put_daemon(b, "aiotraced_records_read_total", "counter", "Records read from the rings.", d->records);
         put_daemon(b, "aiotraced_records_lost_total", "counter", "Records the kernel could not write: rings full.",

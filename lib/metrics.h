@@ -38,6 +38,7 @@ struct metrics_program {
         uint64_t latency_count;
         uint64_t latency_sum_ns;
         uint64_t in_flight; /* a gauge: set before each write */
+        uint64_t stuck;     /* of those, said to be stuck: a gauge too */
         uint64_t seen;      /* the write (metrics.writes) during which it last had a request end or in flight */
 };
 

@@ -40,6 +40,7 @@ struct proc {
         uint64_t link_ring, link_req; /* io_uring: the last request submitted with IOSQE_IO_LINK, and its ring */
         bool reaps_by_call; /* io_getevents returned completions of it: one seen reaped in the ring may be in one */
         uint32_t n_done_in_ring; /* of its AIO requests: completed, seen in the ring, waiting to be known reaped */
+        uint32_t stuck;          /* of its requests in flight: said to be stuck */
         uint64_t kernel_inflight; /* summed in the kernel: its requests in flight there, as last taken */
         uint64_t interval_start;
         long prime_pos;  /* where the look at its open files goes on (fdpath_prime) */

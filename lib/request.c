@@ -9,6 +9,7 @@ const struct word *request_kind_word(enum request_kind k) {
                 [REQ_COMPLETED] = WORD("completed"), [REQ_CANCELLED] = WORD("cancelled"),
                 [REQ_ABANDONED] = WORD("abandoned"), [REQ_STALE] = WORD("stale"),
                 [REQ_UNMATCHED] = WORD("unmatched"), [REQ_UNKNOWN] = WORD("unknown"),
+                [REQ_STUCK] = WORD("stuck"),
         };
         static const struct word unknown_kind = WORD("?");
         return k < _REQ_KIND_MAX ? &names[k] : &unknown_kind;

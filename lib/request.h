@@ -22,6 +22,7 @@ enum request_kind {
         REQ_STALE,     /* reaped, but the completion's data is not what was submitted: not merged */
         REQ_UNMATCHED, /* reaped, but never seen submitted (or its submit could not be read) */
         REQ_UNKNOWN,   /* never seen reaped while completions of its process could not be read: it may have been */
+        REQ_STUCK,     /* still in flight after stuck_after, its process alive: said once, and it goes on */
         _REQ_KIND_MAX,
 };
 
@@ -84,6 +85,7 @@ struct request {
         bool iocb_changed;  /* AIO: another thread wrote the iocb during the call; offset, nbytes and path are
                              * the kernel's, the fd is not known */
         uint8_t cq_overflow; /* io_uring: its completion found the CQ ring full: CQ_OVERFLOW_* */
+        bool stuck_told;     /* said to be stuck (REQ_STUCK) while in flight */
         uint16_t opcode;    /* IOCB_CMD_*, or io_uring's as uring_request_opcode() says */
         int16_t reqprio;
         int32_t rw_flags;

@@ -146,6 +146,8 @@ void tracker_remove(struct tracker *t, struct inflight *f, uint32_t n, struct pr
         inflight_remove(f, n, owner_in(p, t, f), ret);
         if (p && ret->ring_seen)
                 p->n_done_in_ring--;
+        if (p && ret->stuck_told)
+                p->stuck--;
 }
 
 static uint64_t submitted_at(const struct inflight *f, uint32_t n) {
@@ -376,7 +378,49 @@ static void emit_file_summaries(struct tracker *t, uint64_t end, bool last) {
         t->files_start = end;
 }
 
+/* ---- requests stuck ---- */
+
+/* The requests of f in flight since before `before` and not said to be stuck yet: said so, once each, as they
+ * are now.  The table is in the order the submits were seen: the walk ends at the first younger. */
+static void note_stuck_in(struct tracker *t, struct inflight *f, uint64_t before, uint64_t now) {
+        for (uint32_t n = f->oldest; n != NIL; n = inflight_next(f, n)) {
+                struct request *r = inflight_request(f, n);
+                if (r->submit_time >= before)
+                        break;
+                /* completed already (seen in its AIO ring), or with no completion asked for: not known stuck */
+                if (r->stuck_told || r->ring_seen || r->cqe_skip || !r->submit_known)
+                        continue;
+                struct proc *p = procs_find(&t->procs, r->pid);
+                r->stuck_told = true;
+                if (p)
+                        p->stuck++;
+                t->stats->stuck++;
+                struct request told = *r;
+                told.path = path_str_ref(r->path);
+                told.kind = REQ_STUCK;
+                told.end_time = now;
+                tracker_emit(t, p, &told);
+        }
+}
+
+static void note_stuck(struct tracker *t, uint64_t now) {
+        uint64_t after = t->opt.stuck_after_ns;
+        if (!after || now == UINT64_MAX || now < t->next_stuck_look)
+                return;
+        t->next_stuck_look = now + TRACKER_STUCK_LOOK_NS;
+        if (now > after) {
+                note_stuck_in(t, &t->aio, now - after, now);
+                note_stuck_in(t, &t->uring, now - after, now);
+        }
+}
+
+void tracker_set_stuck_after(struct tracker *t, uint64_t stuck_after_ns) {
+        t->opt.stuck_after_ns = stuck_after_ns;
+        t->next_stuck_look = 0;
+}
+
 void tracker_tick(struct tracker *t, uint64_t until) {
+        note_stuck(t, until);
         if (t->n_early)
                 release_early(t, 0, until > TRACKER_EARLY_HOLD_NS ? until - TRACKER_EARLY_HOLD_NS : 0);
         uint64_t interval = t->opt.summary_interval_ns;
@@ -487,18 +531,19 @@ size_t tracker_inflight(struct tracker *t, uint32_t pid) {
 }
 
 struct foreach_process {
-        void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight);
+        void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight, uint32_t stuck);
         void *userdata;
 };
 
 static bool visit_process(struct proc *p, void *userdata) {
         const struct foreach_process *f = userdata;
-        f->fn(f->userdata, p->comm, p->unit, proc_in_flight(p));
+        f->fn(f->userdata, p->comm, p->unit, proc_in_flight(p), p->stuck);
         return false;
 }
 
 void tracker_foreach_process(struct tracker *t,
-                             void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight),
+                             void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight,
+                                        uint32_t stuck),
                              void *userdata) {
         procs_filter(&t->procs, visit_process, &(struct foreach_process) { .fn = fn, .userdata = userdata });
 }

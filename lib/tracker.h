@@ -29,6 +29,7 @@ struct tracker_options {
         size_t max_inflight_per_process;
         unsigned max_iocbs_per_call;
         uint64_t summary_interval_ns;
+        uint64_t stuck_after_ns; /* a request in flight longer is said to be stuck, once; 0: never */
         unsigned summary_files; /* files named in the file summaries (0: none made) */
         bool paths; /* look up each request's file path */
         bool paths_by_identity; /* the capture names each request's file: know a process's open files at once */
@@ -43,6 +44,8 @@ struct tracker_options {
  * busy device, even) before it returns. */
 #define TRACKER_EARLY_HOLD_NS 1000000000ull
 #define TRACKER_EARLY_MAX 64
+/* How often the tables are looked at for requests stuck: one is said so up to this late. */
+#define TRACKER_STUCK_LOOK_NS 1000000000ull
 
 struct tracker {
         struct tracker_options opt;
@@ -67,6 +70,7 @@ struct tracker {
         size_t n_early;
 
         uint64_t next_summary; /* 0: not started */
+        uint64_t next_stuck_look; /* when the tables are next looked at for requests stuck */
         uint64_t interval_lost; /* records lost in the interval in progress */
         struct file_tallies *files; /* NULL: no file summaries */
         uint64_t files_start;       /* of their interval */
@@ -104,6 +108,8 @@ void tracker_finish(struct tracker *t, uint64_t now);
 /* What a reload may change: whether paths are looked up, the summaries' interval (the one in progress ends as
  * the new length says), and the files a file summary names (0: none made; what was counted until `now` is
  * said at once).  -ENOMEM: no file summaries. */
+/* A request in flight longer than stuck_after_ns (0: never) is said to be stuck, once (REQ_STUCK). */
+void tracker_set_stuck_after(struct tracker *t, uint64_t stuck_after_ns);
 int tracker_set_options(struct tracker *t, bool paths, uint64_t summary_interval_ns, unsigned summary_files,
                         uint64_t now);
 /* Requests in flight now, in all. */
@@ -112,7 +118,8 @@ size_t tracker_inflight_total(const struct tracker *t);
 size_t tracker_inflight(struct tracker *t, uint32_t pid);
 /* Every process the tracker knows now: its name, unit and requests in flight. */
 void tracker_foreach_process(struct tracker *t,
-                             void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight),
+                             void (*fn)(void *userdata, const char *comm, const char *unit, uint32_t in_flight,
+                                        uint32_t stuck),
                              void *userdata);
 
 /* ---- for the handlers of the sources ---- */

@@ -746,8 +746,11 @@ static void run_getppid(unsigned long n) {
         printf("ns_per_call=%.1f\n", (double) (mono_ns() - start) / (double) n);
 }
 
-/* Requests left in flight for the harness to kill us with. */
-static void run_hold(bool then_exec) {
+static void wait_for_start(const char *start_when);
+
+/* Requests left in flight for the harness to kill us with; or, with release_when, until that file is made:
+ * then the pipe is written, and they complete and are reaped. */
+static void run_hold(bool then_exec, const char *release_when) {
         aio_context_t ctx = do_setup(16);
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -765,6 +768,15 @@ static void run_hold(bool then_exec) {
         }
         printf("holding\n");
         fflush(stdout);
+        if (release_when) {
+                wait_for_start(release_when);
+                if (write(p[1], "x", 1) != 1)
+                        die("write");
+                reap(ctx, 4, false);
+                fclose(truth);
+                usleep(300000); /* alive while a tracer without the capture reads the events */
+                exit(0);
+        }
         for (;;)
                 pause();
 }
@@ -1063,6 +1075,7 @@ static void usage(FILE *f) {
                 "    [--rounds N]           pooled iocbs, one event buffer reused at once (N rounds each)\n"
                 "  --burst N                N requests in flight at once, then reaped (for the in-flight bounds)\n"
                 "  --hold                   requests in flight, then wait to be killed (prints \"holding\")\n"
+                "  --hold-until FILE        as --hold, until FILE is made: then they complete, and are reaped\n"
                 "  --exec                   requests in flight, then exec sleep: they end with the old memory\n"
                 "  --reaper-first           a thread waits in io_getevents (prints \"waiting\"); a line on standard\n"
                 "                           input, and a write is submitted for it to reap\n"
@@ -1107,12 +1120,12 @@ int main(int argc, char **argv) {
                 { "getppid", required_argument, NULL, 'G' }, { "fan-out", required_argument, NULL, 'O' },
                 { "open-fds", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
                 { "one-request", no_argument, NULL, '1' }, { "as-pid", required_argument, NULL, 'P' },
-                { "big-submit", required_argument, NULL, 'g' }, {},
+                { "big-submit", required_argument, NULL, 'g' }, { "hold-until", required_argument, NULL, 'u' }, {},
         };
         const char *truth_path = "/dev/null";
         unsigned linger_ms = 0, start_delay_ms = 0;
         unsigned idiom_threads = 0, burst = 0, bench_secs = 0, depth = 16, batch = 16;
-        const char *bench_file = NULL, *start_when = NULL;
+        const char *bench_file = NULL, *start_when = NULL, *hold_until = NULL;
         unsigned long getppid_calls = 0;
         unsigned race_rounds = 0, reuse_rounds = 0;
         unsigned fan_out = 0, open_fds = 0, big_submit = 0;
@@ -1151,6 +1164,10 @@ int main(int argc, char **argv) {
                         break;
                 case 'H':
                         hold = true;
+                        break;
+                case 'u':
+                        hold = true;
+                        hold_until = optarg;
                         break;
                 case 'W':
                         reaper_first = true;
@@ -1258,7 +1275,7 @@ int main(int argc, char **argv) {
                 return 0;
         }
         if (hold || then_exec)
-                run_hold(then_exec);
+                run_hold(then_exec, hold_until);
         if (reaper_first)
                 run_reaper_first();
         else if (reaper_thread_rounds)

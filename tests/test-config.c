@@ -139,7 +139,7 @@ TEST(errors) {
                 { "capture = \"kernel\";\n", 1, "capture = \"kernel\" is not one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "capture = 1;\n", 1, "capture must be a string, one of \"auto\", \"bpf\", \"remote-read\"" },
                 { "ring_pages = 64;\nbogus = 1;\n", 2,
-                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, summary_by, summary_files, io_uring, ring_memory, ring_pages, max_iocbs_per_call, "
+                  "unknown key 'bogus' (known: watch, capture, records, summary_interval, summary_by, summary_files, stuck_after, io_uring, ring_memory, ring_pages, max_iocbs_per_call, "
                   "drain_interval_ms, max_inflight, max_inflight_per_process, priority_boost, output, metrics)" },
                 { "ring_pages = \"64\";\n", 1, "ring_pages must be an integer" },
                 { "metrics = { group = \"no-such-group-here\"; };\n", 1,

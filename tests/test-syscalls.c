@@ -218,6 +218,26 @@ TEST(process_names) {
         }
 }
 
+/* A request still in flight after stuck_after: "stuck" in every format, how long so far, no result, and a
+ * warning in the journal. */
+TEST(stuck_request) {
+        struct request r = { .pid = 7, .comm = "t", .unit = "", .cgroup = "", .kind = REQ_STUCK, .submit_known = true,
+                             .submit_time = 1000, .end_time = 10000001000, .opcode = 5, .fd = 3,
+                             .path_state = PATH_NONE, .ctx = 0x10, .iocb = 0x20 };
+        struct entry e = { .kind = ENTRY_REQUEST, .request = &r };
+        struct formatted f;
+        format_all(&f, &e);
+        expect_in("the text", f.text.data, f.text.len, "[t - 7] request stuck (still in flight): op = poll", true);
+        expect_in("the text", f.text.data, f.text.len, "in flight for 10000000000 ns", true);
+        expect_in("the text", f.text.data, f.text.len, "res = ", false);
+        expect_in("the JSON line", f.json.data, f.json.len, "\"request\":\"stuck\"", true);
+        expect_in("the JSON line", f.json.data, f.json.len, "\"inflight_nsec\":10000000000", true);
+        expect_in("the JSON line", f.json.data, f.json.len, "\"end\"", false);
+        expect_in("the journal entry", f.journal.data, f.journal.len, "AIO_REQUEST=stuck", true);
+        expect_in("the journal entry", f.journal.data, f.journal.len, "PRIORITY=4", true);
+        formatted_free(&f);
+}
+
 TEST(op_table) {
         static const struct {
                 uint16_t opcode;

@@ -256,6 +256,52 @@ TEST(unidentified) {
         tracker_done(&t);
 }
 
+static uint32_t stuck_now;
+static void add_stuck(void *userdata, const char *comm, const char *unit, uint32_t in_flight, uint32_t stuck) {
+        stuck_now += stuck;
+}
+
+/* A request in flight longer than stuck_after is said stuck once, at a look (once a second), as it is then, and
+ * stays in flight; it ends later as any other; the processes count those stuck now. */
+TEST(stuck) {
+        setup(64, 64, 0);
+        const uint64_t s = 1000000000ull;
+        tracker_set_stuck_after(&t, 10 * s);
+        submit(100, 0xc1, 1 * s, 0, 2, IOCB_CMD_PREAD);
+        submit(100, 0xc1, 5 * s, 2, 1, IOCB_CMD_PREAD);
+        tracker_tick(&t, 10 * s);
+        CHECK_EQ(n_got, 0); /* none 10 s old yet */
+        tracker_tick(&t, 11 * s + 5);
+        CHECK_EQ(n_got, 2);
+        for (size_t i = 0; i < n_got; i++) {
+                CHECK_EQ(got[i].kind, REQ_STUCK);
+                CHECK_EQ(got[i].end_time - got[i].submit_time, 10 * s + 5);
+        }
+        CHECK_EQ(stats.stuck, 2);
+        tracker_tick(&t, 11 * s + 500); /* within the second since the last look: not looked at */
+        tracker_tick(&t, 12 * s + 10);  /* looked at: those told are not told again */
+        CHECK_EQ(n_got, 2);
+        stuck_now = 0;
+        tracker_foreach_process(&t, add_stuck, NULL);
+        CHECK_EQ(stuck_now, 2);
+        reap(100, 0xc1, 13 * s, 0, 1, 4096, NULL);
+        CHECK_EQ(n_got, 3);
+        CHECK_EQ(got[2].kind, REQ_COMPLETED);
+        CHECK_EQ(got[2].end_time - got[2].submit_time, 12 * s);
+        stuck_now = 0;
+        tracker_foreach_process(&t, add_stuck, NULL);
+        CHECK_EQ(stuck_now, 1);
+        tracker_tick(&t, 15 * s + 1); /* the third, submitted at 5 s */
+        CHECK_EQ(n_got, 4);
+        CHECK_EQ(got[3].kind, REQ_STUCK);
+        CHECK_EQ(got[3].iocb, iocb_addr(2));
+        tracker_set_stuck_after(&t, 0); /* off: nothing more said */
+        submit(100, 0xc1, 16 * s, 3, 1, IOCB_CMD_PREAD);
+        tracker_tick(&t, 100 * s);
+        CHECK_EQ(n_got, 4);
+        tracker_done(&t);
+}
+
 TEST(summaries) {
         setup(1024, 1024, 1000000); /* 1 ms intervals */
         tracker_tick(&t, 10000000);  /* starts the clock: the first interval ends at 11 ms */

@@ -310,8 +310,70 @@ static int ring_churn(unsigned n) {
         return 0;
 }
 
+static void wait_for_file(const char *path) {
+        for (unsigned i = 0; access(path, F_OK) != 0; i++) {
+                if (i == 6000)
+                        die(path, ETIMEDOUT);
+                usleep(10000);
+        }
+}
+
+/* A read of a pipe and a poll of another, which nobody writes until `release_when` is made: then both are
+ * written, and the two complete (user_data 0x57000001 the read, 0x57000002 the poll).  With `file`, opened
+ * first (prints "opened"), a read of it too (0x57000003) once `go` is made: a FUSE file whose server then
+ * stalls.  Prints "holding" once all are in flight, and each completion's "user_data=N res=N". */
+static int stuck_until(const char *release_when, const char *file, const char *go) {
+        struct io_uring ring;
+        int r = io_uring_queue_init(8, &ring, 0);
+        if (r < 0)
+                die("io_uring_queue_init", r);
+        int f = -1;
+        if (file) {
+                f = open(file, O_RDONLY | O_CLOEXEC);
+                if (f < 0)
+                        die(file, errno);
+                printf("opened\n");
+                fflush(stdout);
+                wait_for_file(go);
+        }
+        int a[2], b[2];
+        if (pipe2(a, O_CLOEXEC) < 0 || pipe2(b, O_CLOEXEC) < 0)
+                die("pipe", errno);
+        static char buf[16];
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+        io_uring_prep_read(sqe, a[0], buf, sizeof(buf), 0);
+        sqe->user_data = 0x57000001;
+        sqe = io_uring_get_sqe(&ring);
+        io_uring_prep_poll_add(sqe, b[0], POLLIN);
+        sqe->user_data = 0x57000002;
+        static char fbuf[4096];
+        if (f >= 0) {
+                sqe = io_uring_get_sqe(&ring);
+                io_uring_prep_read(sqe, f, fbuf, sizeof(fbuf), 0);
+                sqe->user_data = 0x57000003;
+        }
+        unsigned n_requests = f >= 0 ? 3 : 2;
+        submit(&ring, n_requests);
+        printf("holding\n");
+        fflush(stdout);
+        wait_for_file(release_when);
+        if (write(a[1], "x", 1) != 1 || write(b[1], "x", 1) != 1)
+                die("write", errno);
+        for (unsigned n = 0; n < n_requests; n++) {
+                struct io_uring_cqe *cqe;
+                r = io_uring_wait_cqe(&ring, &cqe);
+                if (r < 0)
+                        die("io_uring_wait_cqe", r);
+                printf("user_data=%llu res=%d\n", (unsigned long long) cqe->user_data, cqe->res);
+                io_uring_cqe_seen(&ring, cqe);
+        }
+        io_uring_queue_exit(&ring);
+        return 0;
+}
+
 int main(int argc, char **argv) {
-        const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL;
+        const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL, *release_when = NULL;
+        const char *stuck_file = NULL, *stuck_go = NULL;
         bool sqpoll = false, hold = false, all_ops = false;
         unsigned reuse_rounds = 0, once_linger_ms = 0, churn = 0;
         bool once = false;
@@ -326,6 +388,12 @@ int main(int argc, char **argv) {
                         sqpoll = true;
                 else if (strcmp(argv[i], "--hold") == 0)
                         hold = true;
+                else if (strcmp(argv[i], "--stuck-until") == 0 && i + 1 < argc)
+                        release_when = argv[++i];
+                else if (strcmp(argv[i], "--stuck-file") == 0 && i + 2 < argc) {
+                        stuck_file = argv[++i];
+                        stuck_go = argv[++i];
+                }
                 else if (strcmp(argv[i], "--every-op") == 0)
                         all_ops = true;
                 else if (strcmp(argv[i], "--fd-reuse") == 0 && i + 1 < argc)
@@ -338,7 +406,7 @@ int main(int argc, char **argv) {
                 else {
                         fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll] "
                                         "[--hold] [--every-op] [--fd-reuse N] [--ring-once LINGER_MS] "
-                                        "[--ring-churn N]\n");
+                                        "[--ring-churn N] [--stuck-until FILE [--stuck-file PATH GO]]\n");
                         return 2;
                 }
         }
@@ -346,6 +414,8 @@ int main(int argc, char **argv) {
                 prctl(PR_SET_NAME, comm);
         if (once)
                 return ring_once(once_linger_ms);
+        if (release_when)
+                return stuck_until(release_when, stuck_file, stuck_go);
         if (churn)
                 return ring_churn(churn);
         if (all_ops)
