@@ -25,12 +25,14 @@ typedef __u8 capture_u8;
 typedef __u16 capture_u16;
 typedef __u32 capture_u32;
 typedef __u64 capture_u64;
+typedef __s32 capture_s32;
 #else
 #include <stdint.h>
 typedef uint8_t capture_u8;
 typedef uint16_t capture_u16;
 typedef uint32_t capture_u32;
 typedef uint64_t capture_u64;
+typedef int32_t capture_s32;
 #endif
 
 /* The kinds of the tracepoints' records (lib/tracepoints.c has a row for each): the capture writes some in the
@@ -394,6 +396,32 @@ struct capture_sum {
         capture_u64 lat_min;
         capture_u64 lat_max;
         capture_u32 buckets[HIST_BUCKETS];
+};
+
+/* A summed request in flight (sum_inflight): AIO's by (process, context, iocb), io_uring's by (ring, request).
+ * The daemon looks at them for those stuck. */
+#define SUM_AIO 0
+#define SUM_URING 1
+struct sum_key {
+        capture_u32 tgid; /* the kernel's; 0 for io_uring (any task completes) */
+        capture_u32 kind;
+        capture_u64 ctx;
+        capture_u64 id;
+};
+
+#define SUM_CANCEL_REQUESTED 0x1 /* io_cancel began cancelling it */
+#define SUM_RING_SEEN 0x2        /* its completion was seen in its AIO ring, while its process reaps by call too */
+#define SUM_CQE_SKIP 0x4         /* io_uring, IOSQE_CQE_SKIP_SUCCESS: no completion comes if it succeeds */
+#define SUM_BY_DATA 0x8          /* io_uring: in sum_by_data too */
+struct sum_req {
+        capture_u64 submit_time;
+        capture_u64 data;     /* aio_data, or user_data */
+        capture_u32 tgid;     /* its process, the kernel's pid for it */
+        capture_u32 seen_pid; /* and as the daemon sees it */
+        capture_u8 op;        /* its index among CAPTURE_SUM_OPS */
+        capture_u8 flags;
+        capture_u16 opcode;   /* the iocb's, or the SQE's */
+        capture_s32 ring_res; /* SUM_RING_SEEN: the result seen */
 };
 
 /* A process's summed counts are by its pid as the daemon sees it and its start (CLOCK_BOOTTIME ns, as its

@@ -53,31 +53,6 @@ static __always_inline struct capture_sum_key sum_key_now(void) {
         };
 }
 
-/* A request in flight: AIO's by (process, context, iocb), io_uring's by (ring, request). */
-#define SUM_AIO 0
-#define SUM_URING 1
-struct sum_key {
-        __u32 tgid; /* the kernel's; 0 for io_uring (any task completes) */
-        __u32 kind;
-        __u64 ctx;
-        __u64 id;
-};
-
-#define SUM_CANCEL_REQUESTED 0x1 /* io_cancel began cancelling it */
-#define SUM_RING_SEEN 0x2        /* its completion was seen in its AIO ring, while its process reaps by call too */
-#define SUM_CQE_SKIP 0x4         /* io_uring, IOSQE_CQE_SKIP_SUCCESS: no completion comes if it succeeds */
-#define SUM_BY_DATA 0x8          /* io_uring: in sum_by_data too */
-struct sum_req {
-        __u64 submit_time;
-        __u64 data;      /* aio_data, or user_data */
-        __u32 tgid;      /* its process, the kernel's pid for it */
-        __u32 reserved;
-        __u8 op;         /* its index among CAPTURE_SUM_OPS */
-        __u8 flags;
-        __u16 pad;
-        __s32 ring_res; /* SUM_RING_SEEN: the result seen */
-};
-
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, CAPTURE_MAX_SUM_INFLIGHT);
@@ -331,6 +306,7 @@ struct sum_call {
         __u64 time;  /* the submit's enter, or the reap's exit */
         __u32 n;
         __u32 tgid;
+        __u32 seen_pid;
         struct capture_sum *sum;
         struct sum_live *live;
 };
@@ -376,7 +352,8 @@ static long sum_submit_step(__u32 i, void *ctx) {
                 add(&sum->untracked, 1);
                 return 0;
         }
-        struct sum_req r = { .submit_time = c->time, .data = cb.data, .tgid = c->tgid, .op = sum_op(cb.opcode) };
+        struct sum_req r = { .submit_time = c->time, .data = cb.data, .tgid = c->tgid, .seen_pid = c->seen_pid,
+                             .op = sum_op(cb.opcode), .opcode = cb.opcode };
         add(&sum->submitted[r.op < CAPTURE_SUM_OPS ? r.op : CAPTURE_SUM_OPS - 1], 1);
         struct sum_key key = { .tgid = c->tgid, .kind = SUM_AIO, .ctx = c->ctx, .id = iocb };
         /* inserted first: an iocb reaped is gone from the map, so a program reusing its iocbs needs no lookup */
@@ -541,6 +518,7 @@ static __always_inline int sum_here(struct sum_call *ret) {
         if (!live || !sum)
                 return 0;
         ret->tgid = (__u32) (bpf_get_current_pid_tgid() >> 32);
+        ret->seen_pid = pk.pid;
         ret->sum = sum;
         ret->live = live;
         return 1;
@@ -692,8 +670,8 @@ __noinline int sum_uring_submit(const struct sum_uring_args *a) {
         if (!live || !sum)
                 return 0;
         __u64 ring = a->ring, req = a->req;
-        struct sum_req r = { .submit_time = a->time, .data = a->user_data, .tgid = a->tgid,
-                             .op = sum_uring_op(a->opcode, a->op_flags),
+        struct sum_req r = { .submit_time = a->time, .data = a->user_data, .tgid = a->tgid, .seen_pid = a->pk.pid,
+                             .op = sum_uring_op(a->opcode, a->op_flags), .opcode = a->opcode,
                              .flags = (a->req_flags & REQ_F_CQE_SKIP ? SUM_CQE_SKIP : 0) |
                                       (uring_posts_alone(a->opcode) ? SUM_BY_DATA : 0) };
         add(&sum->submitted[r.op < CAPTURE_SUM_OPS ? r.op : CAPTURE_SUM_OPS - 1], 1);

@@ -842,6 +842,42 @@ int bpf_capture_take_sums(struct bpf_capture *c, uint32_t pid, uint64_t start_ti
         return take_all(c, fds[old], each, userdata);
 }
 
+/* Key by key: where the kernel cannot look up a hash map's elements in batches. */
+static int inflight_one_by_one(int fd, bpf_capture_each_inflight each, void *userdata) {
+        struct sum_key key, next;
+        struct sum_req r;
+        for (const struct sum_key *at = NULL; bpf_map_get_next_key(fd, at, &next) == 0; at = &key) {
+                if (bpf_map_lookup_elem(fd, &next, &r) == 0)
+                        each(userdata, &next, &r);
+                key = next;
+        }
+        return errno == ENOENT ? 0 : -errno;
+}
+
+int bpf_capture_inflight(struct bpf_capture *c, bpf_capture_each_inflight each, void *userdata) {
+        enum { BATCH = 256 };
+        int fd = bpf_map__fd(c->skel->maps.sum_inflight);
+        _cleanup_(freep) struct sum_key *keys = malloc(BATCH * sizeof(*keys));
+        _cleanup_(freep) struct sum_req *reqs = malloc(BATCH * sizeof(*reqs));
+        if (!keys || !reqs)
+                return -ENOMEM;
+        uint32_t token = 0;
+        for (bool first = true;; first = false) {
+                uint32_t n = BATCH;
+                LIBBPF_OPTS(bpf_map_batch_opts, opts);
+                int r = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, keys, reqs, &n, &opts);
+                int err = r < 0 ? errno : 0;
+                if (r < 0 && err != ENOENT) {
+                        /* a bucket of more than BATCH (ENOSPC), or no batches here: from where it stood */
+                        return first ? inflight_one_by_one(fd, each, userdata) : -err;
+                }
+                for (uint32_t i = 0; i < n; i++)
+                        each(userdata, &keys[i], &reqs[i]);
+                if (err == ENOENT)
+                        return 0; /* the last batch */
+        }
+}
+
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which) {
         uint32_t key = which;
         if (cpu < 0 || cpu >= c->n_possible ||
@@ -894,6 +930,11 @@ const char *bpf_capture_uring_off(const struct bpf_capture *c) {
 }
 
 void bpf_capture_free(struct bpf_capture *c) {
+}
+
+int bpf_capture_inflight(struct bpf_capture *c, bpf_capture_each_inflight each, void *userdata) {
+        (void) c, (void) each, (void) userdata;
+        return 0;
 }
 
 int bpf_capture_prepare_records(struct bpf_capture *c) {

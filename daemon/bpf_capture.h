@@ -50,6 +50,10 @@ typedef void (*bpf_capture_each_sum)(void *userdata, const struct capture_sum_ke
 int bpf_capture_take_sums(struct bpf_capture *c, uint32_t pid, uint64_t start_time, bpf_capture_each_sum each,
                           void *userdata);
 
+/* Each request in flight of the processes summed in the kernel, as its map has them now. */
+typedef void (*bpf_capture_each_inflight)(void *userdata, const struct sum_key *key, const struct sum_req *r);
+int bpf_capture_inflight(struct bpf_capture *c, bpf_capture_each_inflight each, void *userdata);
+
 /* The programs' counter of this CPU (enum capture_counter). */
 uint64_t bpf_capture_counter(const struct bpf_capture *c, int cpu, enum capture_counter which);
 /* The same of every possible CPU at once, by CPU number, in n_possible values (0: none could be read). */

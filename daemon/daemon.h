@@ -14,6 +14,7 @@
 #include "config.h"
 #include "dump.h"
 #include "engine.h"
+#include "kernel_stuck.h"
 #include "events.h"
 #include "metrics.h"
 #include "perf.h"
@@ -36,6 +37,8 @@ enum {
 /* How often the loop asks whether a CPU's events died with the CPU: each look interrupts every traced CPU. */
 #define CPU_CHECK_INTERVAL_USEC USEC_PER_SEC
 #define CGROUP_LOOK_INTERVAL_USEC USEC_PER_SEC /* the README's known limits say it */
+/* How often the requests in flight of the processes summed in the kernel are looked at for those stuck */
+#define STUCK_LOOK_INTERVAL_USEC USEC_PER_SEC
 /* How long the sink may take at exit to write what it holds; at a reload, the old sink. */
 #define SINK_FINISH_MS 5000u
 /* Records this close to now may still be in flight into another CPU's ring: wait for them before merging. */
@@ -61,6 +64,7 @@ struct daemon {
         bool engine_ready;
         struct sink *sink;
         struct bpf_capture *capture; /* NULL: memory is read after each call with process_vm_readv */
+        struct kernel_stuck kernel_stuck; /* the summed requests said stuck */
         char no_capture_why[1024];
         unsigned max_iocbs; /* max_iocbs_per_call, capped by what the capture can take */
         struct watch_threads threads; /* without the capture: the watched pids' threads, for the filter */

@@ -173,6 +173,27 @@ static int on_cgroup_look(sd_event_source *s, uint64_t usec, void *userdata) {
         return timer_again(s, CGROUP_LOOK_INTERVAL_USEC);
 }
 
+static void add_inflight(void *userdata, const struct sum_key *key, const struct sum_req *r) {
+        struct daemon *d = userdata;
+        if (kernel_stuck_add(&d->kernel_stuck, &d->engine.tracker, key, r) < 0)
+                d->engine.stats.no_memory++;
+}
+
+/* The requests in flight of the processes summed in the kernel: those stuck said so, once each.  With
+ * stuck_after 0, none (and those told before forgotten). */
+static int on_stuck_look(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+        uint64_t after = (uint64_t) d->config->stuck_after * 1000000000ull;
+        if (d->capture && (after || d->kernel_stuck.n_told)) {
+                kernel_stuck_begin(&d->kernel_stuck, &d->engine.tracker, after, now_ns());
+                int r = after ? bpf_capture_inflight(d->capture, add_inflight, d) : 0;
+                if (r < 0)
+                        log_warning("looking at the summed requests in flight: %s", strerror(-r));
+                kernel_stuck_end(&d->kernel_stuck, &d->engine.tracker);
+        }
+        return timer_again(s, STUCK_LOOK_INTERVAL_USEC);
+}
+
 static int on_status(sd_event_source *s, uint64_t usec, void *userdata) {
         notify_status(userdata, "");
         return timer_again(s, STATUS_INTERVAL_USEC);
@@ -258,6 +279,8 @@ static int loop_setup(struct daemon *d) {
                 r = add_timer(d, NULL, STATUS_INTERVAL_USEC, USEC_PER_SEC, on_status);
         if (r >= 0)
                 r = add_timer(d, NULL, CGROUP_LOOK_INTERVAL_USEC, USEC_PER_SEC / 10, on_cgroup_look);
+        if (r >= 0)
+                r = add_timer(d, NULL, STUCK_LOOK_INTERVAL_USEC, USEC_PER_SEC / 10, on_stuck_look);
         if (r >= 0)
                 r = add_timer(d, NULL, (uint64_t) d->config->summary_interval * USEC_PER_SEC, USEC_PER_SEC / 10,
                               on_metrics);

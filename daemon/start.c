@@ -580,6 +580,7 @@ void daemon_done(struct daemon *d) {
         sd_event_unref(d->event);
         perf_session_close(&d->perf);
         bpf_capture_free(d->capture);
+        kernel_stuck_done(&d->kernel_stuck);
         event_table_free(d->events);
         watch_threads_done(&d->threads);
         config_free(d->config);

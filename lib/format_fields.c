@@ -156,7 +156,8 @@ static FIELD_LIST void put_request_fields(const struct field_writer *ops, struct
                         ops->ptr(w, FIELD_NAME_LAID_OUT("FLAGS", "flags"), r->flags);
                 if (r->reqprio)
                         ops->s64(w, FIELD_NAME_LAID_OUT("REQPRIO", "reqprio"), r->reqprio);
-                ops->u64(w, FIELD_NAME_LAID_OUT("SUBMIT_TID", "submit_tid"), r->submit_tid);
+                if (r->submit_tid) /* 0: not known (summed in the kernel) */
+                        ops->u64(w, FIELD_NAME_LAID_OUT("SUBMIT_TID", "submit_tid"), r->submit_tid);
                 ops->u64(w, FIELD_NAME_LAID_OUT("SUBMIT_NSEC", "submit_nsec"), r->submit_time);
         }
         if (r->has_result) {

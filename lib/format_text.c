@@ -434,7 +434,7 @@ static void put_request_end(struct outbuf *b, const struct request *r) {
                 d = span_ptr(d, r->event_data);
                 *d++ = ']';
         }
-        if (r->submit_known) {
+        if (r->submit_known && r->submit_tid) {
                 d = span_lit(d, ", submitted by ");
                 d = span_u64(d, r->submit_tid);
         }

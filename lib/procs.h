@@ -42,6 +42,7 @@ struct proc {
         uint32_t n_done_in_ring; /* of its AIO requests: completed, seen in the ring, waiting to be known reaped */
         uint32_t stuck;          /* of its requests in flight: said to be stuck */
         uint64_t kernel_inflight; /* summed in the kernel: its requests in flight there, as last taken */
+        uint32_t kernel_stuck;    /* of those, stuck at the last look (lib/kernel_stuck.c) */
         uint64_t interval_start;
         long prime_pos;  /* where the look at its open files goes on (fdpath_prime) */
         uint32_t primed; /* of its files looked at */

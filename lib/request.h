@@ -60,7 +60,7 @@ enum request_interface {
 /* One request, from its io_submit to its end: what the tracker keeps and what a request record says. */
 struct request {
         uint32_t pid;
-        uint32_t submit_tid;
+        uint32_t submit_tid; /* 0: not known */
         uint32_t reap_tid; /* 0: not reaped */
         uint64_t ctx;
         uint64_t iocb;

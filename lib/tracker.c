@@ -537,7 +537,7 @@ struct foreach_process {
 
 static bool visit_process(struct proc *p, void *userdata) {
         const struct foreach_process *f = userdata;
-        f->fn(f->userdata, p->comm, p->unit, proc_in_flight(p), p->stuck);
+        f->fn(f->userdata, p->comm, p->unit, proc_in_flight(p), p->stuck + p->kernel_stuck);
         return false;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "file_summary.h"
+#include "kernel_stuck.h"
 #include "uring.h"
 
 #include "config.h"
@@ -299,6 +300,57 @@ TEST(stuck) {
         submit(100, 0xc1, 16 * s, 3, 1, IOCB_CMD_PREAD);
         tracker_tick(&t, 100 * s);
         CHECK_EQ(n_got, 4);
+        tracker_done(&t);
+}
+
+/* The requests summed in the kernel: at each look (the whole map), those in flight longer than stuck_after and not
+ * told at the last look are told, once; one that left the map and a new one at its key is another. */
+TEST(kernel_stuck) {
+        setup(64, 64, 0);
+        const uint64_t s = 1000000000ull;
+        struct kernel_stuck k = {};
+        CHECK(tracker_proc(&t, 200, "summed", 0) != NULL);
+        struct sum_key keys[3] = { { .tgid = 200, .kind = SUM_AIO, .ctx = 0xc2, .id = 0x100 },
+                                   { .tgid = 200, .kind = SUM_AIO, .ctx = 0xc2, .id = 0x140 },
+                                   { .kind = SUM_URING, .ctx = 0xe1, .id = 0xf00 } };
+        /* an AIO poll; one whose completion was seen in its ring; an io_uring read */
+        struct sum_req reqs[3] = { { .submit_time = 1 * s, .data = 7, .tgid = 200, .seen_pid = 200, .opcode = 5 },
+                                   { .submit_time = 1 * s, .tgid = 200, .seen_pid = 200, .flags = SUM_RING_SEEN },
+                                   { .submit_time = 3 * s, .data = 9, .tgid = 200, .seen_pid = 200,
+                                     .opcode = 22 /* IORING_OP_READ */ } };
+        static const struct {
+                uint64_t now;
+                size_t in_map; /* the first n of the map */
+                size_t told;   /* in all, after the look */
+                uint32_t stuck_now;
+        } looks[] = {
+                { 5, 3, 0, 0 },  /* none in flight for 5 s yet */
+                { 7, 3, 1, 1 },  /* the poll */
+                { 9, 3, 2, 2 },  /* the read; the poll not again */
+                { 11, 2, 2, 0 }, /* the read ended; the poll's iocb submitted again at 10 s */
+                { 16, 2, 3, 1 }, /* that one: another request */
+        };
+        for (size_t l = 0; l < ELEMENTS(looks); l++) {
+                if (looks[l].now == 11)
+                        reqs[0].submit_time = 10 * s;
+                kernel_stuck_begin(&k, &t, 5 * s, looks[l].now * s);
+                for (size_t i = 0; i < looks[l].in_map; i++)
+                        CHECK_EQ(kernel_stuck_add(&k, &t, &keys[i], &reqs[i]), 0);
+                kernel_stuck_end(&k, &t);
+                CHECK_EQ(n_got, looks[l].told);
+                stuck_now = 0;
+                tracker_foreach_process(&t, add_stuck, NULL);
+                CHECK_EQ(stuck_now, looks[l].stuck_now);
+        }
+        CHECK(got[0].kind == REQ_STUCK && got[0].iocb == 0x100 && got[0].data == 7 && got[0].submit_tid == 0);
+        CHECK_EQ(got[0].end_time - got[0].submit_time, 6 * s);
+        CHECK_STR(got[0].comm, "summed");
+        CHECK_STR(request_op_word(&got[0])->s, "poll");
+        CHECK(got[1].interface == REQ_IO_URING && got[1].iocb == 0xf00 && got[1].data == 9);
+        CHECK_STR(request_op_word(&got[1])->s, "pread");
+        CHECK(got[2].iocb == 0x100 && got[2].submit_time == 10 * s);
+        CHECK_EQ(stats.stuck, 3);
+        kernel_stuck_done(&k);
         tracker_done(&t);
 }
 
