@@ -71,7 +71,8 @@ static void tell(struct tracker *t, const struct stuck_entry *e, uint64_t now) {
 }
 
 void kernel_stuck_end(struct kernel_stuck *k, struct tracker *t) {
-        qsort(k->now, k->n_now, sizeof(*k->now), cmp_entry);
+        if (k->n_now)
+                qsort(k->now, k->n_now, sizeof(*k->now), cmp_entry);
         size_t j = 0;
         for (size_t i = 0; i < k->n_now; i++) {
                 while (j < k->n_told && cmp_entry(&k->told[j], &k->now[i]) < 0)
