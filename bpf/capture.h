@@ -47,6 +47,8 @@ enum event_kind {
         EVENT_URING_COMPLETE, /* io_uring:io_uring_complete: its completion */
         EVENT_URING_FAILED,   /* io_uring:io_uring_req_failed: the capture writes it as a submit */
         EVENT_URING_OVERFLOW, /* io_uring:io_uring_cqe_overflow: a completion the CQ ring had no room for */
+        EVENT_URING_ASYNC,    /* io_uring:io_uring_queue_async_work: a request handed to an io-wq worker */
+        EVENT_URING_POLL_ARM, /* io_uring:io_uring_poll_arm: a request waiting for its file to be ready */
         /* the capture's alone: no record of theirs reaches the engine */
         EVENT_EXIT_GROUP,   /* syscalls:sys_enter_exit_group: the AIO rings' last completions */
         EVENT_CGROUP_MKDIR, /* cgroup_mkdir (tp_btf): counted, for the daemon to look at new cgroups */
@@ -241,6 +243,10 @@ struct capture_segment {
 /* The records of io_uring_cqe_overflow (a completion the CQ ring had no room for) are the tracepoint's fixed
  * fields, CAPTURE_URING_OVERFLOW_RAW_SIZE bytes, then struct capture_uring. */
 #define CAPTURE_URING_OVERFLOW_RAW_SIZE 40
+/* A request handed to an io-wq worker (io_uring_queue_async_work) or armed for poll (io_uring_poll_arm): the
+ * tracepoint's fixed fields, as its format lays them out, then struct capture_uring. */
+#define CAPTURE_URING_ASYNC_RAW_SIZE 64
+#define CAPTURE_URING_POLL_RAW_SIZE 48
 #define CAPTURE_MAX_URING_RINGS 4096   /* rings whose owner is remembered for their completions */
 
 struct capture_uring {
@@ -389,6 +395,8 @@ struct capture_sum {
         capture_u64 submitted_io_uring;
         capture_u64 cq_overflows;
         capture_u64 untracked; /* submitted, but not tracked: the map of those in flight was full */
+        capture_u64 punted[CAPTURE_SUM_OPS]; /* io_uring: requests handed to an io-wq worker, by op */
+        capture_u64 polled;                   /* io_uring: requests armed for poll */
         capture_u64 inflight_change;   /* in flight at the interval's end less at its start (two's complement) */
         capture_u64 inflight_rise_max; /* the most above the start at once */
         capture_u64 lat_count;

@@ -705,6 +705,23 @@ __noinline int sum_uring_submit(const struct sum_uring_args *a) {
 }
 
 /* A global function: the verifier checks it once. */
+/* An io_uring request of a summed process handed to an io-wq worker, or armed for poll: counted. */
+__noinline int sum_uring_async(const struct capture_sum_key *pk, __u8 opcode, int polled) {
+        if (!pk)
+                return 0;
+        struct capture_sum_key key = *pk;
+        struct capture_sum *sum = sum_of(&key);
+        if (!sum)
+                return 0;
+        if (polled)
+                add(&sum->polled, 1);
+        else {
+                __u8 op = sum_uring_op(opcode, 0);
+                add(&sum->punted[op < CAPTURE_SUM_OPS ? op : CAPTURE_SUM_OPS - 1], 1);
+        }
+        return 0;
+}
+
 __noinline int sum_uring_complete(const struct sum_uring_args *a) {
         if (!a)
                 return 0;

@@ -439,6 +439,99 @@ int uring_failed(__u64 *ctx) {
         return NEUTRAL;
 }
 
+/* A request handed to an io-wq worker (it would have blocked, or IOSQE_ASYNC asked for it), or armed for poll
+ * (its file not ready): the tracepoint's arguments (tp_btf), the request and the tracepoint's own; written as
+ * the tracepoint would have written its record, for the daemon to mark the request in flight.  A summed
+ * process's are counted. */
+struct uring_async_ctx {
+        __u64 common;
+        __u64 ctx;
+        __u64 req;
+        __u64 user_data;
+        __u8 opcode;
+        __u8 pad[7];
+        __u64 flags;
+        __u64 work;
+        __s32 rw;
+        __u32 op_str;
+};
+_Static_assert(sizeof(struct uring_async_ctx) == CAPTURE_URING_ASYNC_RAW_SIZE, "io_uring_queue_async_work's layout");
+
+struct uring_poll_ctx {
+        __u64 common;
+        __u64 ctx;
+        __u64 req;
+        __u64 user_data;
+        __u8 opcode;
+        __u8 pad[3];
+        __s32 mask;
+        __s32 events;
+        __u32 op_str;
+};
+_Static_assert(sizeof(struct uring_poll_ctx) == CAPTURE_URING_POLL_RAW_SIZE, "io_uring_poll_arm's layout");
+
+static __always_inline int uring_async(__u64 *ctx, const int polled) {
+        if (!in_force())
+                return NEUTRAL;
+        struct io_kiocb *req = (struct io_kiocb *) ctx[0];
+        struct io_ring_ctx *ring = req->ctx;
+        __u64 r_ring = (__u64) ring;
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &r_ring);
+        if (!owner || !uring_traced())
+                return NEUTRAL;
+        if (bpf_core_field_exists(ring->mm_account) && owner->mm != (__u64) ring->mm_account)
+                return NEUTRAL; /* another ring at the address of the owner's */
+        __u8 opcode = req->opcode;
+        if (owner->summed) {
+                struct capture_sum_key pk = { .pid = owner->seen_tgid, .start_time = owner->start_time };
+                sum_uring_async(&pk, opcode, polled);
+                return NEUTRAL;
+        }
+        if (summed_only)
+                return NEUTRAL;
+        count(CAPTURE_CNT_RECORDS);
+        if (polled) {
+                struct {
+                        struct uring_poll_ctx raw;
+                        struct capture_uring u;
+                } r = {};
+                put_common((__u8 *) &r.raw, tp_id_of[EVENT_URING_POLL_ARM]);
+                r.raw.ctx = r_ring;
+                r.raw.req = (__u64) req;
+                r.raw.user_data = req->cqe.user_data;
+                r.raw.opcode = opcode;
+                r.raw.mask = (__s32) ctx[1];
+                r.raw.events = (__s32) ctx[2];
+                uring_completer(&r.u, owner);
+                output(ctx, &r, sizeof(r));
+        } else {
+                struct {
+                        struct uring_async_ctx raw;
+                        struct capture_uring u;
+                } r = {};
+                put_common((__u8 *) &r.raw, tp_id_of[EVENT_URING_ASYNC]);
+                r.raw.ctx = r_ring;
+                r.raw.req = (__u64) req;
+                r.raw.user_data = req->cqe.user_data;
+                r.raw.opcode = opcode;
+                r.raw.flags = req->flags;
+                r.raw.rw = (__s32) ctx[1];
+                uring_completer(&r.u, owner);
+                output(ctx, &r, sizeof(r));
+        }
+        return NEUTRAL;
+}
+
+SEC("tp_btf/io_uring_queue_async_work")
+int uring_punted(__u64 *ctx) {
+        return uring_async(ctx, 0);
+}
+
+SEC("tp_btf/io_uring_poll_arm")
+int uring_poll_armed(__u64 *ctx) {
+        return uring_async(ctx, 1);
+}
+
 /* A completion the CQ ring had no room for: no io_uring_complete for it.  Kept in the overflow list (ocqe),
  * or, where that could not be allocated, dropped. */
 struct uring_overflow_ctx {

@@ -434,6 +434,11 @@ static void handle_uring(struct engine *e, const struct sample *s, const struct 
         struct uring_completion done = { .pid = u.pid, .tid = u.tid, .ring = u.ring, .req = u.req,
                                          .user_data = u.user_data, .res = u.res, .cflags = u.cflags,
                                          .kernel_file = held_file ? &u.cap.file : NULL, .time = s->time };
+        if (u.kind == EVENT_URING_ASYNC || u.kind == EVENT_URING_POLL_ARM) {
+                uring_requests_async(&e->tracker, u.pid, u.ring, u.req, u.opcode,
+                                     u.kind == EVENT_URING_POLL_ARM ? REQ_ASYNC_POLL : REQ_ASYNC_IO_WQ);
+                return;
+        }
         if (u.kind == EVENT_URING_OVERFLOW) {
                 done.kernel_file = NULL;
                 uring_requests_overflow(&e->tracker, &done, u.cqe_dropped);

@@ -32,7 +32,7 @@ struct event_desc {
         unsigned record_size;                /* where the format's last field ends */
 };
 
-#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 7)
+#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 9)
 
 struct event_table {
         struct tep_handle *tep;

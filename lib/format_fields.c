@@ -175,6 +175,9 @@ static FIELD_LIST void put_request_fields(const struct field_writer *ops, struct
                 else
                         ops->u64(w, FIELD_NAME_LAID_OUT("REAP_TID", "reap_tid"), r->reap_tid);
         }
+        if (r->async) /* how the kernel ran it: in an io-wq worker, once its file was ready, or both */
+                ops->word(w, FIELD_NAME("ASYNC", "async"),
+                          r->async == REQ_ASYNC_IO_WQ ? "io-wq" : r->async == REQ_ASYNC_POLL ? "poll" : "poll,io-wq");
         if (r->submit_known && r->end_time >= r->submit_time && r->end != END_NO_CQE) {
                 /* reaped in user space: submit to when the completion was first seen, a bound */
                 if (r->reaped_in_user_space)
@@ -268,6 +271,13 @@ static FIELD_LIST void put_summary_fields(const struct field_writer *ops, struct
                 ops->u64(w, FIELD_NAME_LAID_OUT("SUBMITTED_IO_URING", "submitted_io_uring"), iv->submitted_io_uring);
         if (iv->cq_overflows)
                 ops->u64(w, FIELD_NAME_LAID_OUT("CQ_OVERFLOWS", "cq_overflows"), iv->cq_overflows);
+        uint64_t punted = sum_ops(iv->punted);
+        if (punted) {
+                ops->u64(w, FIELD_NAME("PUNTED", "punted"), punted);
+                per_op(ops, w, "punted", iv->punted);
+        }
+        if (iv->polled)
+                ops->u64(w, FIELD_NAME("POLLED", "polled"), iv->polled);
         end_fields(ops, w, iv);
         ops->u64(w, FIELD_NAME_LAID_OUT("INFLIGHT", "inflight"), s->inflight);
         ops->u64(w, FIELD_NAME_LAID_OUT("INFLIGHT_MAX", "inflight_max"), iv->inflight_max);

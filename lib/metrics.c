@@ -57,7 +57,9 @@ void metrics_add_summary(struct metrics *m, const struct proc_summary *s) {
         for (unsigned i = 0; i < REQ_OPS; i++) {
                 p->submitted[i] += iv->submitted[i];
                 p->completed[i] += iv->completed[i];
+                p->punted[i] += iv->punted[i];
         }
+        p->polled += iv->polled;
         p->errors += iv->errors;
         p->bytes_read += iv->bytes_read;
         p->bytes_written += iv->bytes_written;
@@ -168,14 +170,15 @@ static void put_per_program(struct outbuf *b, const struct metrics *m, const cha
         }
 }
 
-static void put_by_op(struct outbuf *b, const struct metrics *m, const char *name, const char *help, bool completed) {
+/* One counter per program and op, from the array at `offset` of each program. */
+static void put_by_op(struct outbuf *b, const struct metrics *m, const char *name, const char *help, size_t offset) {
         put_family(b, name, "counter", help);
         for (size_t i = 0; i <= METRICS_MAX_PROGRAMS; i++) {
                 const struct metrics_program *p = &m->programs[i];
                 if (!used(m, i))
                         continue;
                 for (unsigned op = 0; op < REQ_OPS; op++) {
-                        uint64_t v = completed ? p->completed[op] : p->submitted[op];
+                        uint64_t v = ((const uint64_t *) ((const char *) p + offset))[op];
                         if (!v)
                                 continue;
                         outbuf_puts(b, name);
@@ -237,9 +240,16 @@ static void put_daemon(struct outbuf *b, const char *name, const char *type, con
 #define PROGRAM_FIELD(f) offsetof(struct metrics_program, f)
 
 void metrics_format(const struct metrics *m, const struct metrics_daemon *d, struct outbuf *b) {
-        put_by_op(b, m, "aiotraced_requests_submitted_total", "AIO requests submitted, by program and op.", false);
+        put_by_op(b, m, "aiotraced_requests_submitted_total", "AIO requests submitted, by program and op.",
+                  offsetof(struct metrics_program, submitted));
         put_by_op(b, m, "aiotraced_requests_completed_total",
-                  "AIO requests reaped (cancelled ones among them), by program and op.", true);
+                  "AIO requests reaped (cancelled ones among them), by program and op.",
+                  offsetof(struct metrics_program, completed));
+        put_by_op(b, m, "aiotraced_requests_punted_total",
+                  "io_uring requests handed to an io-wq worker (they would have blocked, or IOSQE_ASYNC asked), by "
+                  "program and op.", offsetof(struct metrics_program, punted));
+        put_per_program(b, m, "aiotraced_requests_polled_total", "counter",
+                        "io_uring requests armed for poll (their file was not ready).", PROGRAM_FIELD(polled));
         put_per_program(b, m, "aiotraced_request_errors_total", "counter", "Requests that ended with an error.",
                         PROGRAM_FIELD(errors));
         put_per_program(b, m, "aiotraced_read_bytes_total", "counter", "Bytes read by completed requests.",

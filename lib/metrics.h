@@ -28,6 +28,8 @@ struct metrics_program {
         char unit[UNIT_NAME_MAX];
         uint64_t submitted[REQ_OPS];
         uint64_t completed[REQ_OPS];
+        uint64_t punted[REQ_OPS]; /* io_uring's, handed to an io-wq worker */
+        uint64_t polled;          /* io_uring's, armed for poll */
         uint64_t errors;
         uint64_t bytes_read;
         uint64_t bytes_written;

@@ -26,6 +26,12 @@ enum request_kind {
         _REQ_KIND_MAX,
 };
 
+/* How io_uring ran a request it could not complete at once (bits): handed to an io-wq worker, armed for poll. */
+enum {
+        REQ_ASYNC_IO_WQ = 1 << 0,
+        REQ_ASYNC_POLL = 1 << 1,
+};
+
 /* Why a request was abandoned. */
 enum request_end {
         END_REAPED,
@@ -86,6 +92,7 @@ struct request {
                              * the kernel's, the fd is not known */
         uint8_t cq_overflow; /* io_uring: its completion found the CQ ring full: CQ_OVERFLOW_* */
         bool stuck_told;     /* said to be stuck (REQ_STUCK) while in flight */
+        uint8_t async;       /* io_uring: REQ_ASYNC_*, how the kernel ran it when it could not at once */
         uint16_t opcode;    /* IOCB_CMD_*, or io_uring's as uring_request_opcode() says */
         int16_t reqprio;
         int32_t rw_flags;
@@ -134,6 +141,8 @@ struct proc_interval {
         uint64_t reaped_in_user_space; /* of completed */
         uint64_t submitted_io_uring;   /* of submitted, through io_uring */
         uint64_t cq_overflows;         /* io_uring completions that found the CQ ring full */
+        uint64_t punted[REQ_OPS];      /* io_uring requests handed to an io-wq worker, by op */
+        uint64_t polled;               /* io_uring requests armed for poll */
         uint32_t inflight_max;
         bool active;
 };

@@ -290,6 +290,9 @@ void tracker_kernel_sum(struct tracker *t, uint32_t pid, uint64_t start_time, co
         iv->reaped_in_user_space += s->reaped_in_user_space;
         iv->submitted_io_uring += s->submitted_io_uring;
         iv->cq_overflows += s->cq_overflows;
+        for (unsigned i = 0; i < REQ_OPS; i++)
+                iv->punted[i] += s->punted[i];
+        iv->polled += s->polled;
         /* the changes of one interval, taken in its order: from what was in flight before them */
         uint64_t before = p->kernel_inflight, most = before + s->inflight_rise_max;
         iv->inflight_max = MAX(iv->inflight_max, (uint32_t) MIN(most, UINT32_MAX));

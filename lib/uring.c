@@ -99,6 +99,16 @@ int uring_event_parse(const uint8_t *raw, size_t raw_size, const struct event_de
                 u.cflags = (uint32_t) event_field(d, raw, raw_size, URING_OVERFLOW_CFLAGS);
                 u.cqe_dropped = event_field(d, raw, raw_size, URING_OVERFLOW_OCQE) == 0;
                 break;
+        case EVENT_URING_ASYNC:
+                u.req = event_field(d, raw, raw_size, URING_ASYNC_REQ);
+                u.user_data = event_field(d, raw, raw_size, URING_ASYNC_USER_DATA);
+                u.opcode = (uint8_t) event_field(d, raw, raw_size, URING_ASYNC_OPCODE);
+                break;
+        case EVENT_URING_POLL_ARM:
+                u.req = event_field(d, raw, raw_size, URING_POLL_REQ);
+                u.user_data = event_field(d, raw, raw_size, URING_POLL_USER_DATA);
+                u.opcode = (uint8_t) event_field(d, raw, raw_size, URING_POLL_OPCODE);
+                break;
         default:
                 return -EBADMSG; /* io_uring_req_failed is written as a submit */
         }

@@ -32,7 +32,8 @@ enum uring_op_layout uring_op_layout(uint8_t uring_op);
 const struct word *uring_opcode_word(uint16_t opcode);
 
 struct uring_event {
-        enum event_kind kind; /* EVENT_URING_SUBMIT (or a request failed before it), _COMPLETE, _OVERFLOW */
+        /* EVENT_URING_SUBMIT (or a request failed before it), _COMPLETE, _OVERFLOW; _ASYNC, _POLL_ARM */
+        enum event_kind kind;
         bool submit;
         uint32_t pid; /* the ring's process */
         uint32_t tid; /* the thread that submitted (an SQPOLL thread for its process) or completed */
@@ -50,6 +51,6 @@ struct uring_event {
         bool cqe_dropped; /* overflow: not even kept in the overflow list (no memory for it) */
 };
 
-/* A record of one of the two tracepoints (d says which): 0, or -EBADMSG when it is not whole. */
+/* A record of one of io_uring's tracepoints (d says which): 0, or -EBADMSG when it is not whole. */
 int uring_event_parse(const uint8_t *raw, size_t raw_size, const struct event_desc *d, uint32_t sample_pid,
                       uint32_t sample_tid, struct uring_event *ret);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "uring.h"
 #include "util.h"
 
 #define NIL INFLIGHT_NIL
@@ -174,6 +175,23 @@ void uring_requests_overflow(struct tracker *t, const struct uring_completion *c
         named.req = 0;
         named.kernel_file = NULL;
         uring_end(t, p, n, &named, dropped ? CQ_OVERFLOW_DROPPED : CQ_OVERFLOW_KEPT, 0);
+}
+
+void uring_requests_async(struct tracker *t, uint32_t pid, uint64_t ring, uint64_t req, uint8_t opcode,
+                          uint8_t how) {
+        struct proc *p = procs_find(&t->procs, pid);
+        uint32_t n = p ? inflight_find(&t->uring, pid, ring, req) : NIL;
+        if (n != NIL)
+                inflight_request(&t->uring, n)->async |= how;
+        if (!p)
+                return;
+        if (how == REQ_ASYNC_POLL)
+                p->iv.polled++;
+        else {
+                uint16_t op = uring_request_opcode(opcode, 0);
+                p->iv.punted[request_op_index(op, true)]++;
+        }
+        p->iv.active = true;
 }
 
 void uring_requests_stop(struct tracker *t, uint64_t time) {

@@ -55,5 +55,9 @@ void uring_requests_complete(struct tracker *t, const struct uring_completion *c
 /* A completion the CQ ring had no room for (no request named: found by its user_data), kept in the
  * overflow list or dropped. */
 void uring_requests_overflow(struct tracker *t, const struct uring_completion *c, bool dropped);
+/* A request handed to an io-wq worker (REQ_ASYNC_IO_WQ) or armed for poll (REQ_ASYNC_POLL): marked, and
+ * counted in its process's interval. */
+void uring_requests_async(struct tracker *t, uint32_t pid, uint64_t ring, uint64_t req, uint8_t opcode,
+                          uint8_t how);
 /* io_uring's requests are no longer traced: those in flight end unknown. */
 void uring_requests_stop(struct tracker *t, uint64_t time);

@@ -238,6 +238,29 @@ TEST(stuck_request) {
         formatted_free(&f);
 }
 
+/* How io_uring ran a request it could not complete at once, in every format; nothing when it ran at once. */
+TEST(async_request) {
+        static const char *const said[] = { [REQ_ASYNC_IO_WQ] = "io-wq", [REQ_ASYNC_POLL] = "poll",
+                                            [REQ_ASYNC_IO_WQ | REQ_ASYNC_POLL] = "poll,io-wq" };
+        for (uint8_t how = 0; how < ELEMENTSOF(said); how++) {
+                struct request r = { .pid = 7, .comm = "t", .unit = "", .cgroup = "", .kind = REQ_COMPLETED,
+                                     .submit_known = true, .has_result = true, .res = 4096, .submit_time = 1,
+                                     .end_time = 2, .interface = REQ_IO_URING, .opcode = IOCB_CMD_PREAD,
+                                     .async = how, .path_state = PATH_NONE };
+                struct entry e = { .kind = ENTRY_REQUEST, .request = &r };
+                struct formatted f;
+                format_all(&f, &e);
+                char text[64], json[64], journal[64];
+                snprintf(text, sizeof(text), "async = %s", how ? said[how] : "");
+                snprintf(json, sizeof(json), "\"async\":\"%s\"", how ? said[how] : "");
+                snprintf(journal, sizeof(journal), "AIO_ASYNC=%s", how ? said[how] : "");
+                expect_in("the text", f.text.data, f.text.len, how ? text : "async", how);
+                expect_in("the JSON line", f.json.data, f.json.len, how ? json : "async", how);
+                expect_in("the journal entry", f.journal.data, f.journal.len, how ? journal : "AIO_ASYNC", how);
+                formatted_free(&f);
+        }
+}
+
 TEST(op_table) {
         static const struct {
                 uint16_t opcode;

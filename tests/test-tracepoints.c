@@ -26,8 +26,8 @@ TEST(every_row_loads_and_has_the_capture_layout) {
                 fprintf(stderr, "%s\n", error);
                 return;
         }
-        /* the fixtures' syscalls (AIO's 6, enter and exit), fork, exit, exec and io_uring's 4 */
-        CHECK_EQ(t->n_events, 19);
+        /* the fixtures' syscalls (AIO's 6, enter and exit), fork, exit, exec and io_uring's 6 */
+        CHECK_EQ(t->n_events, 21);
         for (size_t i = 0; i < t->n_events; i++) {
                 const struct event_desc *d = &t->events[i];
                 const struct tracepoint *tp = tracepoint_of(d->kind);

@@ -371,11 +371,70 @@ static int stuck_until(const char *release_when, const char *file, const char *g
         return 0;
 }
 
+/* n completions, whatever their requests */
+static void reap_any(struct io_uring *ring, unsigned n) {
+        for (unsigned i = 0; i < n; i++) {
+                struct io_uring_cqe *cqe;
+                int r = io_uring_wait_cqe(ring, &cqe);
+                if (r < 0)
+                        die("io_uring_wait_cqe", r);
+                if (cqe->res < 0)
+                        die("a request failed", -cqe->res);
+                io_uring_cqe_seen(ring, cqe);
+        }
+}
+
+/* n reads of /dev/zero (which never blocks), IOSQE_ASYNC on every fourth, then two reads of empty pipes (armed
+ * for poll), then the pipes written: prints each request's "user_data=N async=io-wq|poll|none", as asked or as
+ * the file makes it, and reaps them all. */
+static int async_mix(unsigned n) {
+        struct io_uring ring;
+        int r = io_uring_queue_init(64, &ring, 0);
+        if (r < 0)
+                die("io_uring_queue_init", r);
+        int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+        int a[2], b[2];
+        if (zero < 0 || pipe2(a, O_CLOEXEC) < 0 || pipe2(b, O_CLOEXEC) < 0)
+                die("open", errno);
+        static char buf[4096], pbuf[2][8];
+        unsigned in_flight = 0;
+        for (unsigned i = 0; i < n; i++) {
+                struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                io_uring_prep_read(sqe, zero, buf, sizeof(buf), 0);
+                sqe->user_data = 0x5a000000ull + i;
+                bool punt = i % 4 == 3;
+                if (punt)
+                        sqe->flags |= IOSQE_ASYNC;
+                printf("user_data=%llu async=%s\n", 0x5a000000ull + i, punt ? "io-wq" : "none");
+                submit(&ring, 1);
+                if (++in_flight == 32) {
+                        reap_any(&ring, in_flight);
+                        in_flight = 0;
+                }
+        }
+        reap_any(&ring, in_flight);
+        int pipes[2] = { a[0], b[0] };
+        for (unsigned k = 0; k < 2; k++) {
+                struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                io_uring_prep_read(sqe, pipes[k], pbuf[k], sizeof(pbuf[k]), 0);
+                sqe->user_data = 0x5b000000ull + k;
+                printf("user_data=%llu async=poll\n", 0x5b000000ull + k);
+        }
+        submit(&ring, 2);
+        usleep(100000);
+        if (write(a[1], "x", 1) != 1 || write(b[1], "y", 1) != 1)
+                die("write", errno);
+        reap_any(&ring, 2);
+        fflush(stdout);
+        io_uring_queue_exit(&ring);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         const char *dir = "/tmp", *truth_path = "/dev/null", *comm = NULL, *release_when = NULL;
         const char *stuck_file = NULL, *stuck_go = NULL;
         bool sqpoll = false, hold = false, all_ops = false;
-        unsigned reuse_rounds = 0, once_linger_ms = 0, churn = 0;
+        unsigned reuse_rounds = 0, once_linger_ms = 0, churn = 0, mix = 0;
         bool once = false;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
@@ -388,6 +447,8 @@ int main(int argc, char **argv) {
                         sqpoll = true;
                 else if (strcmp(argv[i], "--hold") == 0)
                         hold = true;
+                else if (strcmp(argv[i], "--async-mix") == 0 && i + 1 < argc)
+                        mix = (unsigned) strtoul(argv[++i], NULL, 10);
                 else if (strcmp(argv[i], "--stuck-until") == 0 && i + 1 < argc)
                         release_when = argv[++i];
                 else if (strcmp(argv[i], "--stuck-file") == 0 && i + 2 < argc) {
@@ -406,7 +467,8 @@ int main(int argc, char **argv) {
                 else {
                         fprintf(stderr, "usage: uring-workload [--dir DIR] [--truth FILE] [--comm NAME] [--sqpoll] "
                                         "[--hold] [--every-op] [--fd-reuse N] [--ring-once LINGER_MS] "
-                                        "[--ring-churn N] [--stuck-until FILE [--stuck-file PATH GO]]\n");
+                                        "[--ring-churn N] [--stuck-until FILE [--stuck-file PATH GO]] "
+                                        "[--async-mix N]\n");
                         return 2;
                 }
         }
@@ -416,6 +478,8 @@ int main(int argc, char **argv) {
                 return ring_once(once_linger_ms);
         if (release_when)
                 return stuck_until(release_when, stuck_file, stuck_go);
+        if (mix)
+                return async_mix(mix);
         if (churn)
                 return ring_churn(churn);
         if (all_ops)
