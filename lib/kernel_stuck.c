@@ -58,7 +58,8 @@ int kernel_stuck_add(struct kernel_stuck *k, struct tracker *t, const struct sum
 /* A record of what the kernel's map holds of the request: its process, op, context or ring, iocb or request,
  * data and how long it has been in flight; no fd, file or offset (the summaries keep none). */
 static void tell(struct tracker *t, const struct stuck_entry *e, uint64_t now) {
-        struct proc *p = procs_find(&t->procs, e->pid);
+        /* a process not summed yet in an interval is not known yet: named now */
+        struct proc *p = tracker_proc(t, e->pid, NULL, now);
         bool uring = e->kind == SUM_URING;
         struct request told = {
                 .pid = e->pid, .ctx = e->ctx, .iocb = e->id, .data = e->data, .submit_time = e->submit_time,
