@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 char dir[4096], error[512];
                 const char *src = getenv("FUZZ_FIXTURES");
                 snprintf(dir, sizeof(dir), "%s", src ? src : "tests/fixtures/tracefs");
-                if (event_table_load(dir, EVENTS_FORK | EVENTS_EXEC, &table, error, sizeof(error)) < 0) {
+                if (event_table_load(dir, EVENTS_FORK | EVENTS_EXEC | EVENTS_URING, &table, error, sizeof(error)) < 0) {
                         fprintf(stderr, "%s\n", error);
                         abort();
                 }

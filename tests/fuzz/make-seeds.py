@@ -72,6 +72,41 @@ def io_event(data, obj, res, res2=0):
     return struct.pack('<QQqq', data, obj, res, res2)
 
 
+def uring_part(flags, fd=5, off=4096, length=512, file=(5, 24, 779), pid=PID):
+    """struct capture_uring, after an io_uring record's fixed fields"""
+    return struct.pack('<IIIIIIQQII', 0x4752554f, pid, pid, flags, fd, length, off, 0x90000, 0, 0) + \
+        struct.pack('<IIQ', *file) + b'aio-workload'.ljust(16, b'\0')
+
+
+def uring_submit(ring, req, user_data, opcode, flags=0):
+    raw = common(tp_id('io_uring', 'io_uring_submit_req')) + struct.pack('<QQQB7xQB3xI', ring, req, user_data, opcode,
+                                                                          flags, 0, 0)
+    return raw + uring_part(0x1)
+
+
+def uring_complete(ring, req, user_data, res, cflags=0):
+    raw = common(tp_id('io_uring', 'io_uring_complete')) + struct.pack('<QQQiIQQ', ring, req, user_data, res, cflags,
+                                                                        0, 0)
+    return raw + uring_part(0x40)
+
+
+def uring_async(ring, req, user_data, opcode):
+    raw = common(tp_id('io_uring', 'io_uring_queue_async_work')) + struct.pack('<QQQB7xQQiI', ring, req, user_data,
+                                                                                opcode, 0, 0, 0, 0)
+    return raw + uring_part(0)
+
+
+def uring_poll_arm(ring, req, user_data, opcode):
+    raw = common(tp_id('io_uring', 'io_uring_poll_arm')) + struct.pack('<QQQB3xiiI', ring, req, user_data, opcode, 1, 1,
+                                                                        0)
+    return raw + uring_part(0)
+
+
+def uring_overflow(ring, user_data, res):
+    raw = common(tp_id('io_uring', 'io_uring_cqe_overflow')) + struct.pack('<QQiIQ', ring, user_data, res, 0, 0)
+    return raw + uring_part(0)
+
+
 def engine_seed(records0, records1):
     """fuzz-engine's input: a byte saying where it splits, then the two rings' bytes (half each)."""
     r0, r1 = b''.join(records0), b''.join(records1)
@@ -116,6 +151,24 @@ def main():
     # the same calls, reaped before they were submitted: unmatched, and the resubmission of a live iocb
     with open(os.path.join(HERE, 'seeds-engine', 'out-of-order.bin'), 'wb') as f:
         f.write(engine_seed(ring1 + ring0, ring0))
+    # io_uring: a read punted to a worker, a poll armed, a multishot's completions, one overflowed
+    ring, t = 0xffff888000100000, 2000
+    uring0 = [
+        sample(uring_submit(ring, 0xa000, 0x71, 22), t),
+        sample(uring_async(ring, 0xa000, 0x71, 22), t + 1),
+        sample(uring_submit(ring, 0xa100, 0x72, 6), t + 2),
+        sample(uring_poll_arm(ring, 0xa100, 0x72, 6), t + 3),
+        sample(uring_submit(ring, 0xa200, 0x73, 27, flags=1 << 6), t + 4),
+    ]
+    uring1 = [
+        sample(uring_complete(ring, 0xa000, 0x71, 4096), t + 10, cpu=1),
+        sample(uring_complete(ring, 0, 0x72, 1, cflags=2), t + 11, cpu=1),
+        sample(uring_complete(ring, 0xa100, 0x72, 1), t + 12, cpu=1),
+        sample(uring_overflow(ring, 0x73, -11), t + 13, cpu=1),
+        sample(uring_complete(ring, 0xa300, 0x74, 0), t + 14, cpu=1),
+    ]
+    with open(os.path.join(HERE, 'seeds-engine', 'uring.bin'), 'wb') as f:
+        f.write(engine_seed(uring0, uring1))
     # fuzz-capture: 8 bytes choosing the regions asked for, then one captured record
     with open(os.path.join(HERE, 'seeds-capture', 'submit.bin'), 'wb') as f:
         f.write(struct.pack('<Q', pp) + exit_capture('io_submit', 2, submit_segments, files))
