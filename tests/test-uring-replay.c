@@ -60,10 +60,11 @@ TEST(uring_seed_replayed) {
                 /* the records, not the zeros that pad each ring's half of the seed */
                 size_t whole = 0;
                 while (whole + sizeof(struct perf_event_header) <= len[i]) {
-                        const struct perf_event_header *h = (const void *) (part[i] + whole);
-                        if (h->size == 0 || whole + h->size > len[i])
+                        struct perf_event_header h; /* the seed's bytes are not aligned */
+                        memcpy(&h, part[i] + whole, sizeof(h));
+                        if (h.size == 0 || whole + h.size > len[i])
                                 break;
-                        whole += h->size;
+                        whole += h.size;
                 }
                 fake_ring_init(&f[i], 65536, 0);
                 fake_ring_put(&f[i], part[i], whole);
