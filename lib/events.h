@@ -32,7 +32,8 @@ struct event_desc {
         unsigned record_size;                /* where the format's last field ends */
 };
 
-#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + 9)
+/* each syscall's enter and exit, and one of each other kind the tracepoints' table has */
+#define EVENTS_MAX (2 * _AIO_SYSCALL_MAX + _EVENT_KIND_MAX)
 
 struct event_table {
         struct tep_handle *tep;
