@@ -6,14 +6,6 @@
 . "${top_srcdir:?}/tests/lib.sh"
 need_tracing
 [ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
-FUSE_PID=
-stop_fuse() {
-        [ -n "$FUSE_PID" ] || return 0
-        kill -TERM "$FUSE_PID" 2>/dev/null
-        wait "$FUSE_PID" 2>/dev/null
-        FUSE_PID=
-}
-trap 'stop_fuse; cleanup' EXIT
 
 mkdir -p "$T/fm" "$T/local"
 # the workload as the mount's file: a program run from the mount, and 2 MiB of it to read with O_DIRECT
@@ -23,9 +15,7 @@ dd if=/dev/urandom of="$T/local/data" bs=1M count=8 status=none
 
 for cap in bpf remote-read; do
         echo "== capture = \"$cap\""
-        "$top_builddir/tests/fuse-stall" "$T/fm" "$T/backing" >"$T/fuse.out" 2>&1 &
-        FUSE_PID=$!
-        wait_for "$T/fuse.out" '^mounted$'
+        start_fuse "$T/fm" "$T/backing"
         # an exe entry: without the capture, each new process's executable is looked at from user space
         write_config "$T/f.conf" "capture = \"$cap\";" 'records = [ "requests", "summary" ];' 'drain_interval_ms = 5;' \
                 "watch = ( { comm = \"aio-fuse\"; }, { comm = \"aio-local\"; }, { comm = \"aio-load\"; }, { exe = \"$WORKLOAD\"; } );"

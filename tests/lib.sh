@@ -13,6 +13,7 @@ CALLS='records = [ "syscalls" ];'
 DAEMON_PID=
 
 cleanup() {
+        stop_fuse
         [ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
         restore_fs
         [ -n "${KEEP_T:-}" ] || rm -rf "$T"
@@ -94,6 +95,22 @@ start_daemon_json() {
 # Under valgrind, loading takes seconds.
 start_daemon_slow() {
         START_TRIES=6000 start_daemon "$@"
+}
+
+# tests/fuse-stall, the tests' own FUSE server (SIGUSR1: it stalls, printing "stalled"; SIGUSR2: it answers
+# again): serving BACKING at MOUNTPOINT once it has mounted, its lines in $T/fuse.out.  stop_fuse ends it, and
+# the requests still waiting on it fail; cleanup does too.
+FUSE_PID=
+start_fuse() { # MOUNTPOINT BACKING
+        "$top_builddir/tests/fuse-stall" "$1" "$2" >"$T/fuse.out" 2>&1 &
+        FUSE_PID=$!
+        wait_for "$T/fuse.out" '^mounted$'
+}
+stop_fuse() {
+        [ -n "$FUSE_PID" ] || return 0
+        kill -TERM "$FUSE_PID" 2>/dev/null
+        wait "$FUSE_PID" 2>/dev/null
+        FUSE_PID=
 }
 
 wait_for() { # FILE REGEX: until a line of FILE matches (5 s at most)

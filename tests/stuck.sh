@@ -8,14 +8,6 @@
 . "${top_srcdir:?}/tests/lib.sh"
 need_tracing
 URING=$top_builddir/tests/uring-workload
-FUSE_PID=
-stop_fuse() {
-        [ -n "$FUSE_PID" ] || return 0
-        kill -TERM "$FUSE_PID" 2>/dev/null
-        wait "$FUSE_PID" 2>/dev/null
-        FUSE_PID=
-}
-trap 'stop_fuse; cleanup' EXIT
 
 # the gauge of a program in the metrics file (0 when it has none)
 stuck_gauge() { # COMM
@@ -56,9 +48,7 @@ for mode in bpf remote-read summed; do
         if [ $cap = bpf ]; then # io_uring's requests need the capture
                 fuse_args=()
                 if [ $fuse = yes ]; then
-                        "$top_builddir/tests/fuse-stall" "$T/fm" "$T/backing" >"$T/fuse.out" 2>&1 &
-                        FUSE_PID=$!
-                        wait_for "$T/fuse.out" '^mounted$'
+                        start_fuse "$T/fm" "$T/backing"
                         fuse_args=(--stuck-file "$T/fm/file" "$T/go")
                 fi
                 "$URING" --comm uring-stuck --stuck-until "$T/release-uring" "${fuse_args[@]}" >"$T/uring.out" &
