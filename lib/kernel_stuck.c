@@ -37,14 +37,8 @@ int kernel_stuck_add(struct kernel_stuck *k, struct tracker *t, const struct sum
         /* completed already (seen in its AIO ring), or with no completion asked for: not known stuck */
         if (r->submit_time >= k->before || (r->flags & (SUM_RING_SEEN | SUM_CQE_SKIP)))
                 return 0;
-        if (k->n_now == k->cap_now) {
-                size_t cap = k->cap_now ? 2 * k->cap_now : 64;
-                struct stuck_entry *p = realloc(k->now, cap * sizeof(*p));
-                if (!p)
-                        return -ENOMEM;
-                k->now = p;
-                k->cap_now = cap;
-        }
+        if (ARRAY_ROOM(k->now, k->cap_now, k->n_now, 64) < 0)
+                return -ENOMEM;
         uint32_t pid = r->seen_pid ? r->seen_pid : r->tgid;
         k->now[k->n_now++] = (struct stuck_entry) { .ctx = key->ctx, .id = key->id, .submit_time = r->submit_time,
                                                      .kind = key->kind, .pid = pid, .data = r->data,

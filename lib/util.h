@@ -36,6 +36,21 @@ struct word {
 };
 #define WORD(str) { .s = "" str, .len = sizeof(str) - 1 + 0 * sizeof(char[sizeof(str) <= WORD_SIZE - 1 ? 1 : -1]) }
 
+/* Room for one more element of `size` after the n in *array, whose room is *cap elements: doubled when full,
+ * from `first`.  0, or -ENOMEM with the array and *cap as they were. */
+static inline int array_room(void **array, size_t *cap, size_t n, size_t size, size_t first) {
+        if (n < *cap)
+                return 0;
+        size_t want = *cap ? 2 * *cap : first;
+        void *p = realloc(*array, want * size);
+        if (!p)
+                return -ENOMEM;
+        *array = p;
+        *cap = want;
+        return 0;
+}
+#define ARRAY_ROOM(array, cap, n, first) array_room((void **) &(array), &(cap), (n), sizeof(*(array)), (first))
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

@@ -23,14 +23,8 @@ static int add_tid(struct watch_threads *w, uint32_t tid) {
         for (size_t i = 0; i < w->n; i++)
                 if (w->tids[i] == tid)
                         return 0;
-        if (w->n == w->cap) {
-                size_t cap = w->cap ? 2 * w->cap : 64;
-                uint32_t *p = realloc(w->tids, cap * sizeof(*p));
-                if (!p)
-                        return -ENOMEM;
-                w->tids = p;
-                w->cap = cap;
-        }
+        if (ARRAY_ROOM(w->tids, w->cap, w->n, 64) < 0)
+                return -ENOMEM;
         w->tids[w->n++] = tid;
         return 1;
 }
@@ -94,14 +88,8 @@ uint32_t watch_threads_root_of(const struct watch_threads *w, uint32_t tgid) {
 static int add_followed(struct watch_threads *w, uint32_t tgid, uint32_t root) {
         if (watch_threads_root_of(w, tgid))
                 return 0;
-        if (w->n_followed == w->cap_followed) {
-                size_t cap = w->cap_followed ? 2 * w->cap_followed : 16;
-                struct watch_followed *p = realloc(w->followed, cap * sizeof(*p));
-                if (!p)
-                        return -ENOMEM;
-                w->followed = p;
-                w->cap_followed = cap;
-        }
+        if (ARRAY_ROOM(w->followed, w->cap_followed, w->n_followed, 16) < 0)
+                return -ENOMEM;
         w->followed[w->n_followed++] = (struct watch_followed) { tgid, root };
         return 1;
 }
@@ -141,14 +129,9 @@ int watch_threads_find_children(struct watch_threads *w, const struct watch *ent
                 uint32_t ppid = 0;
                 if (status_ids(w->proc_root, (uint32_t) pid, &ppid) != pid)
                         continue; /* gone, or a thread */
-                if (n == cap) {
-                        cap = cap ? 2 * cap : 256;
-                        void *p = realloc(procs, cap * sizeof(*procs));
-                        if (!p) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        procs = p;
+                if (ARRAY_ROOM(procs, cap, n, 256) < 0) {
+                        r = -ENOMEM;
+                        break;
                 }
                 procs[n].pid = (uint32_t) pid;
                 procs[n++].ppid = ppid;
