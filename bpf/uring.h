@@ -291,19 +291,6 @@ static __always_inline int uring_submission(__u64 *ctx, const int typed) {
 
 TP_BTF_TWINS(io_uring_submit_req, uring_submit, uring_submission)
 
-/* The owner of a ring a tp_btf program is given (a pointer the verifier knows: its field is a load, where
- * uring_owner_of() reads it with a helper call), while io_uring is traced; NULL where it has none, or where
- * the ring at that address is another than the one it owns. */
-static __always_inline struct uring_owner *uring_owner_typed(struct io_ring_ctx *ring) {
-        __u64 key = (__u64) ring;
-        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &key);
-        if (!owner || !uring_traced())
-                return 0;
-        if (bpf_core_field_exists(ring->mm_account) && owner->mm != (__u64) ring->mm_account)
-                return 0;
-        return owner;
-}
-
 /* Who posted a completion (any task: the owner, an io worker, a kernel worker), for the ring's owner. */
 static __always_inline void uring_completer(struct capture_uring *u, const struct uring_owner *owner) {
         u->magic = CAPTURE_URING_MAGIC;
@@ -325,9 +312,13 @@ struct io_uring_cqe_head {
  * is read through bpf_rdonly_cast. */
 static __always_inline int uring_completion(__u64 *ctx, const int typed) {
         __u64 ring = ctx[0];
-        struct uring_owner *owner = uring_owner_typed((struct io_ring_ctx *) ctx[0]);
-        if (!owner)
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &ring);
+        if (!owner || !uring_traced())
                 return NEUTRAL;
+        /* the tracepoint's ring is a pointer the verifier knows: its field is a load */
+        struct io_ring_ctx *typed_ring = (struct io_ring_ctx *) ctx[0];
+        if (bpf_core_field_exists(typed_ring->mm_account) && owner->mm != (__u64) typed_ring->mm_account)
+                return NEUTRAL; /* another ring at the address of the owner's */
         if (owner->summed) {
                 struct io_uring_cqe_head scqe;
                 if (bpf_probe_read_kernel(&scqe, sizeof(scqe), (const void *) ctx[2]) != 0)
@@ -479,33 +470,17 @@ struct uring_poll_ctx {
 };
 _Static_assert(sizeof(struct uring_poll_ctx) == CAPTURE_URING_POLL_RAW_SIZE, "io_uring_poll_arm's layout");
 
-/* The head both records begin with, at the same offsets (lib/tracepoints.c checks them against the formats). */
-struct uring_req_head {
-        __u64 common;
-        __u64 ctx;
-        __u64 req;
-        __u64 user_data;
-        __u8 opcode;
-};
-
-static __always_inline void put_req_head(void *raw, __u16 tp_id, struct io_ring_ctx *ring, struct io_kiocb *req,
-                                         __u8 opcode) {
-        struct uring_req_head *h = raw;
-        put_common(raw, tp_id);
-        h->ctx = (__u64) ring;
-        h->req = (__u64) req;
-        h->user_data = req->cqe.user_data;
-        h->opcode = opcode;
-}
-
 static __always_inline int uring_async(__u64 *ctx, const int polled) {
         if (!in_force())
                 return NEUTRAL;
         struct io_kiocb *req = (struct io_kiocb *) ctx[0];
         struct io_ring_ctx *ring = req->ctx;
-        struct uring_owner *owner = uring_owner_typed(ring);
-        if (!owner)
+        __u64 r_ring = (__u64) ring;
+        struct uring_owner *owner = bpf_map_lookup_elem(&uring_owners, &r_ring);
+        if (!owner || !uring_traced())
                 return NEUTRAL;
+        if (bpf_core_field_exists(ring->mm_account) && owner->mm != (__u64) ring->mm_account)
+                return NEUTRAL; /* another ring at the address of the owner's */
         __u8 opcode = req->opcode;
         if (owner->summed) {
                 struct capture_sum_key pk = { .pid = owner->seen_tgid, .start_time = owner->start_time };
@@ -520,7 +495,11 @@ static __always_inline int uring_async(__u64 *ctx, const int polled) {
                         struct uring_poll_ctx raw;
                         struct capture_uring u;
                 } r = {};
-                put_req_head(&r.raw, tp_id_of[EVENT_URING_POLL_ARM], ring, req, opcode);
+                put_common((__u8 *) &r.raw, tp_id_of[EVENT_URING_POLL_ARM]);
+                r.raw.ctx = r_ring;
+                r.raw.req = (__u64) req;
+                r.raw.user_data = req->cqe.user_data;
+                r.raw.opcode = opcode;
                 r.raw.mask = (__s32) ctx[1];
                 r.raw.events = (__s32) ctx[2];
                 uring_completer(&r.u, owner);
@@ -530,7 +509,11 @@ static __always_inline int uring_async(__u64 *ctx, const int polled) {
                         struct uring_async_ctx raw;
                         struct capture_uring u;
                 } r = {};
-                put_req_head(&r.raw, tp_id_of[EVENT_URING_ASYNC], ring, req, opcode);
+                put_common((__u8 *) &r.raw, tp_id_of[EVENT_URING_ASYNC]);
+                r.raw.ctx = r_ring;
+                r.raw.req = (__u64) req;
+                r.raw.user_data = req->cqe.user_data;
+                r.raw.opcode = opcode;
                 r.raw.flags = req->flags;
                 r.raw.rw = (__s32) ctx[1];
                 uring_completer(&r.u, owner);
