@@ -200,18 +200,6 @@ struct {
 enum { PATH_WALKING, PATH_AT_ROOT, PATH_OUTSIDE, PATH_TOO_LONG_ };
 #define PATH_COMPONENTS_MAX 256
 
-/* A path walked up to the root: where it begins in buf, and its length; the root itself is "/". */
-static __always_inline __u32 walked_path(struct path_walk *w, __u32 *ret_pos) {
-        __u32 len = CAPTURE_PATH_MAX - w->pos;
-        if (len == 0) {
-                w->buf[CAPTURE_PATH_MAX - 1] = '/';
-                *ret_pos = CAPTURE_PATH_MAX - 1;
-                return 1;
-        }
-        *ret_pos = w->pos & (CAPTURE_PATH_MAX - 1);
-        return len;
-}
-
 /* One step up: a component before the path, or from a mount's root to where it is mounted. */
 static long path_step(__u32 i __attribute__((unused)), void *ctx) {
         struct scratch *s = scratch_of(ctx);
@@ -306,9 +294,17 @@ static __noinline int send_path(void *ctx, struct loop_ctx *l, struct file *f, _
         }
         if (!s || s->pw.state != PATH_AT_ROOT)
                 return 0;
-        __u32 pos, len = walked_path(&s->pw, &pos);
+        __u32 pos = s->pw.pos & (CAPTURE_PATH_MAX - 1), len = CAPTURE_PATH_MAX - s->pw.pos;
+        if (len == 0) { /* the root itself */
+                s->pw.buf[CAPTURE_PATH_MAX - 1] = '/';
+                pos = CAPTURE_PATH_MAX - 1;
+                len = 1;
+        }
         __u8 *out = s->pw.out;
-        put_told_head(out);
+        put_common(out, exit_tp_id[AIO_IO_SUBMIT]);
+        *(__s32 *) (out + CAPTURE_EXIT_NR_OFFSET) = -1;
+        *(__u32 *) (out + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (out + CAPTURE_EXIT_RET_OFFSET) = 0;
         struct capture_path *h = (void *) (out + CAPTURE_EXIT_RAW_SIZE);
         h->magic = CAPTURE_PATH_MAGIC;
         h->len = len;

@@ -59,10 +59,19 @@ static __noinline int send_identity(void *ctx, struct loop_ctx *l) {
         if (!s)
                 return 0;
         __u32 pos = s->pw.pos & (CAPTURE_PATH_MAX - 1), len = 0;
-        if (s->pw.state == PATH_AT_ROOT)
-                len = walked_path(&s->pw, &pos);
+        if (s->pw.state == PATH_AT_ROOT) {
+                len = CAPTURE_PATH_MAX - s->pw.pos;
+                if (len == 0) { /* the root itself */
+                        s->pw.buf[CAPTURE_PATH_MAX - 1] = '/';
+                        pos = CAPTURE_PATH_MAX - 1;
+                        len = 1;
+                }
+        }
         __u8 *out = s->pw.out;
-        put_told_head(out);
+        put_common(out, exit_tp_id[AIO_IO_SUBMIT]);
+        *(__s32 *) (out + CAPTURE_EXIT_NR_OFFSET) = -1;
+        *(__u32 *) (out + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (out + CAPTURE_EXIT_RET_OFFSET) = 0;
         struct capture_identity *h = (void *) (out + CAPTURE_EXIT_RAW_SIZE);
         h->magic = CAPTURE_IDENTITY_MAGIC;
         h->pid = (__u32) (seen_pid_tgid() >> 32);

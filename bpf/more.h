@@ -9,7 +9,10 @@ _Static_assert(MORE_HEAD + CAPTURE_MORE_ITEMS * sizeof(struct capture_more_iocb)
 /* The record of more items filled so far, written. */
 static __always_inline void more_output(struct loop_ctx *l, struct scratch *s, __u32 item_size) {
         struct more_walk *m = &s->more;
-        put_told_head(s->buf);
+        put_common(s->buf, exit_tp_id[AIO_IO_SUBMIT]);
+        *(__s32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET) = -1;
+        *(__u32 *) (s->buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
+        *(__s64 *) (s->buf + CAPTURE_EXIT_RET_OFFSET) = 0;
         struct capture_more *h = (void *) (s->buf + CAPTURE_EXIT_RAW_SIZE);
         h->magic = CAPTURE_MORE_MAGIC;
         h->kind = m->kind;

@@ -34,15 +34,6 @@ static __always_inline void put_common(__u8 *buf, __u16 type) {
         *(__s32 *) (buf + 4) = (__s32) bpf_get_current_pid_tgid();
 }
 
-/* The head of a record the capture tells apart from any call (a path, an identity, more items): an exit of
- * io_submit with no syscall number and no result, its own part after it. */
-static __always_inline void put_told_head(__u8 *buf) {
-        put_common(buf, exit_tp_id[AIO_IO_SUBMIT]);
-        *(__s32 *) (buf + CAPTURE_EXIT_NR_OFFSET) = -1;
-        *(__u32 *) (buf + CAPTURE_EXIT_NR_OFFSET + 4) = 0;
-        *(__s64 *) (buf + CAPTURE_EXIT_RET_OFFSET) = 0;
-}
-
 /* The buffer to build a record of the current thread in; NULL when it is not watched (or, counted, when the
  * CPU has no buffer). */
 static __always_inline struct scratch *record_begin(struct loop_ctx *l, struct thread_state *ts) {
